@@ -1,0 +1,176 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+)
+
+// Object is any Kubernetes object in the shape miniapi works on: the type
+// and metadata decoded, every other top-level field (spec, data, status, ...)
+// kept as compact raw JSON so that values round-trip exactly.
+type Object struct {
+	APIVersion string
+	Kind       string
+	Metadata   ObjectMeta
+	// Fields holds the top-level fields other than apiVersion, kind and
+	// metadata, by name.
+	Fields map[string]json.RawMessage
+}
+
+// MarshalJSON writes apiVersion, kind and metadata first, then the other
+// fields in name order, so equal objects encode to equal bytes.
+func (o *Object) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"apiVersion":`)
+	writeJSONString(&buf, o.APIVersion)
+	buf.WriteString(`,"kind":`)
+	writeJSONString(&buf, o.Kind)
+	buf.WriteString(`,"metadata":`)
+	meta, err := json.Marshal(&o.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	buf.Write(meta)
+	for _, k := range slices.Sorted(mapKeys(o.Fields)) {
+		buf.WriteByte(',')
+		writeJSONString(&buf, k)
+		buf.WriteByte(':')
+		v := o.Fields[k]
+		if len(v) == 0 {
+			v = json.RawMessage("null")
+		}
+		buf.Write(v)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// UnmarshalJSON decodes a JSON object. Type errors in apiVersion, kind or
+// metadata are reported with the offending field's path.
+func (o *Object) UnmarshalJSON(data []byte) error {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return err
+	}
+	if top == nil {
+		return fmt.Errorf("object must be a JSON object, not null")
+	}
+	*o = Object{Fields: make(map[string]json.RawMessage, len(top))}
+	for k, v := range top {
+		switch k {
+		case "apiVersion":
+			if err := decodeString(v, &o.APIVersion, "apiVersion"); err != nil {
+				return err
+			}
+		case "kind":
+			if err := decodeString(v, &o.Kind, "kind"); err != nil {
+				return err
+			}
+		case "metadata":
+			if string(v) == "null" {
+				continue
+			}
+			if err := json.Unmarshal(v, &o.Metadata); err != nil {
+				return fmt.Errorf("metadata: %w", err)
+			}
+		default:
+			var c bytes.Buffer
+			if err := json.Compact(&c, v); err != nil {
+				return err
+			}
+			o.Fields[k] = c.Bytes()
+		}
+	}
+	return nil
+}
+
+// DeepCopy returns a copy of o that shares no mutable state with it.
+func (o *Object) DeepCopy() *Object {
+	data, err := json.Marshal(o)
+	if err != nil {
+		panic(fmt.Sprintf("api: re-encoding an object failed: %v", err))
+	}
+	var out Object
+	if err := json.Unmarshal(data, &out); err != nil {
+		panic(fmt.Sprintf("api: decoding an encoded object failed: %v", err))
+	}
+	return &out
+}
+
+// FieldEqual reports whether the top-level field name holds the same JSON
+// value in a and b, ignoring object key order and number formatting.
+func FieldEqual(a, b *Object, name string) bool {
+	return JSONEqual(a.Fields[name], b.Fields[name])
+}
+
+// JSONEqual reports whether two JSON documents are semantically equal. An
+// empty document equals an absent one and null.
+func JSONEqual(a, b json.RawMessage) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	va, erra := decodeAny(a)
+	vb, errb := decodeAny(b)
+	if erra != nil || errb != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+func decodeAny(b json.RawMessage) (any, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	err := d.Decode(&v)
+	return v, err
+}
+
+func decodeString(v json.RawMessage, dst *string, field string) error {
+	if string(v) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(v, dst); err != nil {
+		return fmt.Errorf("%s must be a string, got %s", field, jsonKind(v))
+	}
+	return nil
+}
+
+func jsonKind(v json.RawMessage) string {
+	switch b := bytes.TrimSpace(v); {
+	case len(b) == 0:
+		return "nothing"
+	case b[0] == '{':
+		return "an object"
+	case b[0] == '[':
+		return "an array"
+	case b[0] == '"':
+		return "a string"
+	case b[0] == 't' || b[0] == 'f':
+		return "a boolean"
+	case b[0] == 'n':
+		return "null"
+	default:
+		return "a number"
+	}
+}
+
+func writeJSONString(buf *bytes.Buffer, s string) {
+	b, _ := json.Marshal(s) // encoding a string cannot fail
+	buf.Write(b)
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
