@@ -175,3 +175,12 @@ type Watcher interface {
 	ResultChan() <-chan Event
 	Stop()
 }
+
+// ProgressRequester is implemented by backends whose watches can be asked
+// to report progress now: every open watch started with ProgressNotify
+// soon delivers a Bookmark carrying the backend's current revision. The
+// cacher uses it to learn that it has caught up before serving a
+// consistent read from memory.
+type ProgressRequester interface {
+	RequestProgress(ctx context.Context) error
+}
