@@ -1,0 +1,71 @@
+package registry
+
+import (
+	"github.com/miniapi/miniapi/api"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Strategy is a type's behaviour beyond generic storage. Any value is a
+// Strategy; the Store discovers what it can do through the capability
+// interfaces below, each optional.
+type Strategy any
+
+// Defaulter fills defaults into an object before it is validated and
+// written, on create and on update.
+type Defaulter interface {
+	Default(obj *api.Object)
+}
+
+// CreateValidator validates a new object beyond ObjectMeta, returning
+// errors at field paths relative to the object root.
+type CreateValidator interface {
+	ValidateCreate(obj *api.Object) field.ErrorList
+}
+
+// UpdateValidator validates a changed object against its previous state.
+type UpdateValidator interface {
+	ValidateUpdate(obj, old *api.Object) field.ErrorList
+}
+
+// Normalizer rewrites an object into its stored form after defaulting,
+// e.g. a Secret folds stringData into data. It may fail with a
+// StatusError for input that cannot be normalized.
+type Normalizer interface {
+	Normalize(obj *api.Object) error
+}
+
+// StatusSubresource is implemented by strategies whose type has a /status
+// subresource: writes to the main resource keep .status, writes to /status
+// change only .status.
+type StatusSubresource interface {
+	HasStatus() bool
+}
+
+// FieldReader is implemented by strategies that compute selectable field
+// values themselves instead of reading them by path (e.g. a field whose
+// default applies when it is absent).
+type FieldReader interface {
+	SelectableFieldValue(obj *api.Object, path string) (string, bool)
+}
+
+// GenerationPolicy is implemented by strategies that decide themselves
+// whether an update bumps metadata.generation; without it, generation
+// moves when anything outside metadata and status changes.
+type GenerationPolicy interface {
+	BumpsGeneration(obj, old *api.Object) bool
+}
+
+// hasStatus reports whether s declares a status subresource.
+func hasStatus(s Strategy) bool {
+	ss, ok := s.(StatusSubresource)
+	return ok && ss.HasStatus()
+}
+
+// GenericStrategy is the strategy of types declared only as data (from a
+// resources file): an optional status subresource and nothing else.
+type GenericStrategy struct {
+	Status bool
+}
+
+// HasStatus reports whether the type has a /status subresource.
+func (g GenericStrategy) HasStatus() bool { return g.Status }

@@ -1,0 +1,133 @@
+package registry
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/miniapi/miniapi/api"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Type describes one resource type: its names, its scope and its
+// behaviour. Types are plain data; Registry.Add makes one served.
+type Type struct {
+	// Group is the API group, "" for the core group.
+	Group string
+	// Version is the served version, e.g. "v1".
+	Version string
+	// Kind is the object kind, e.g. "ConfigMap"; ListKind defaults to
+	// Kind+"List".
+	Kind     string
+	ListKind string
+	// Plural is the resource name in URLs, e.g. "configmaps"; Singular
+	// defaults to the lower-cased Kind.
+	Plural   string
+	Singular string
+	// ShortNames and Categories are advertised in discovery.
+	ShortNames []string
+	Categories []string
+	// Namespaced is true for namespaced types, false for cluster-scoped.
+	Namespaced bool
+	// SelectableFields are the field paths (beyond metadata.name and
+	// metadata.namespace) that field selectors may use, e.g.
+	// "spec.nodeName". Values are read from the object by path.
+	SelectableFields []string
+	// PrinterColumns are shown in table output after Name.
+	PrinterColumns []PrinterColumn
+	// Strategy customises defaulting, validation and subresources; it may
+	// implement any of the capability interfaces in strategy.go. nil is a
+	// strategy with no extra behaviour.
+	Strategy Strategy
+	// NameValidation says which rule object names follow; the zero value
+	// is DNS-1123 subdomain, as most Kubernetes types use.
+	NameValidation NameRule
+}
+
+// PrinterColumn is one extra column of table output, read from the object
+// by a JSONPath, as a CRD's additionalPrinterColumns.
+type PrinterColumn struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Format      string `json:"format,omitempty"`
+	Description string `json:"description,omitempty"`
+	Priority    int32  `json:"priority,omitempty"`
+	JSONPath    string `json:"jsonPath"`
+}
+
+// NameRule is a rule for valid object names.
+type NameRule int
+
+// Name rules Kubernetes uses.
+const (
+	// NameSubdomain: a DNS-1123 subdomain (most types).
+	NameSubdomain NameRule = iota
+	// NameLabel: a DNS-1123 label (e.g. Namespace).
+	NameLabel
+	// NamePathSegment: anything usable as a URL path segment.
+	NamePathSegment
+)
+
+// APIVersion is the apiVersion objects of this type carry: "v1" for the
+// core group, "group/version" otherwise.
+func (t *Type) APIVersion() string {
+	if t.Group == "" {
+		return t.Version
+	}
+	return t.Group + "/" + t.Version
+}
+
+// GroupResource names the type's resource for messages and errors.
+func (t *Type) GroupResource() api.GroupResource {
+	return api.GroupResource{Group: t.Group, Resource: t.Plural}
+}
+
+// GroupKind names the type's kind for messages and errors.
+func (t *Type) GroupKind() api.GroupKind {
+	return api.GroupKind{Group: t.Group, Kind: t.Kind}
+}
+
+// GVR identifies a served resource.
+type GVR struct {
+	Group, Version, Resource string
+}
+
+// String is "group/version/resource", with "core" for the core group.
+func (g GVR) String() string {
+	grp := g.Group
+	if grp == "" {
+		grp = "core"
+	}
+	return grp + "/" + g.Version + "/" + g.Resource
+}
+
+// GVR returns the type's group, version and plural.
+func (t *Type) GVR() GVR { return GVR{t.Group, t.Version, t.Plural} }
+
+// withDefaults fills the derived names and checks the type is well formed.
+func (t Type) withDefaults() (Type, error) {
+	if t.ListKind == "" {
+		t.ListKind = t.Kind + "List"
+	}
+	if t.Singular == "" {
+		t.Singular = strings.ToLower(t.Kind)
+	}
+	var errs field.ErrorList
+	if t.Version == "" {
+		errs = append(errs, field.Required(field.NewPath("version"), ""))
+	}
+	if t.Kind == "" {
+		errs = append(errs, field.Required(field.NewPath("kind"), ""))
+	}
+	if t.Plural == "" || strings.ContainsAny(t.Plural, "/ ") || t.Plural != strings.ToLower(t.Plural) {
+		errs = append(errs, field.Invalid(field.NewPath("plural"), t.Plural, "must be a non-empty lower-case name"))
+	}
+	for _, f := range t.SelectableFields {
+		if f == "" || strings.HasPrefix(f, ".") || strings.HasSuffix(f, ".") {
+			errs = append(errs, field.Invalid(field.NewPath("selectableFields"), f, "must be a dotted field path"))
+		}
+	}
+	if len(errs) > 0 {
+		return t, fmt.Errorf("registry: type %s is not valid: %w", t.GVR(), errs.ToAggregate())
+	}
+	return t, nil
+}
