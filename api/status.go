@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -244,3 +245,19 @@ func NewInternalError(err error) *StatusError {
 func NewGenericNotFound() *StatusError {
 	return newStatusError(http.StatusNotFound, ReasonNotFound, "the server could not find the requested resource", &StatusDetails{})
 }
+
+// ReasonForError returns the reason of err's Status, or ReasonUnknown when
+// err carries none.
+func ReasonForError(err error) StatusReason {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.ErrStatus.Reason
+	}
+	return ReasonUnknown
+}
+
+// IsNotFound reports whether err is a NotFound StatusError.
+func IsNotFound(err error) bool { return ReasonForError(err) == ReasonNotFound }
+
+// IsConflict reports whether err is a Conflict StatusError.
+func IsConflict(err error) bool { return ReasonForError(err) == ReasonConflict }
