@@ -9,7 +9,7 @@
 // memory. The registry holds an Interface per resource type and cannot tell
 // which it has:
 //
-//	var s storage.Interface = etcd3.New(client, etcd3.Config{...})
+//	var s storage.Interface = etcd3.New(etcd3.Config{Client: client})
 //	obj, err := s.Create(ctx, key, data)
 //	if storage.IsExists(err) { ... }
 //

@@ -33,8 +33,15 @@ func InjectResourceVersion(stored []byte, rev int64) ([]byte, error) {
 }
 
 // SetResourceVersion returns data with metadata.resourceVersion replaced by
-// rev (or removed when rev is 0), preserving every other field.
+// rev (or removed when rev is 0), preserving every other field. When data
+// has a metadata object the edit is made in place, leaving every other
+// byte (key order, spacing) as it was, so that removing a resourceVersion
+// InjectResourceVersion added gives back exactly the stored bytes; only an
+// object without metadata is re-encoded.
 func SetResourceVersion(data []byte, rev int64) ([]byte, error) {
+	if out, ok := setResourceVersionInPlace(data, rev); ok {
+		return out, nil
+	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, fmt.Errorf("storage: decode object: %w", err)
@@ -145,4 +152,118 @@ func skipString(data []byte, i int) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// setResourceVersionInPlace edits metadata.resourceVersion without
+// re-encoding. It reports false when data is not a valid JSON object with a
+// metadata object, leaving those cases to the decoding path.
+func setResourceVersionInPlace(data []byte, rev int64) ([]byte, bool) {
+	if !json.Valid(data) {
+		return nil, false
+	}
+	i := skipSpace(data, 0)
+	if data[i] != '{' {
+		return nil, false
+	}
+	for i = skipSpace(data, i+1); data[i] == '"'; {
+		keyEnd, _ := skipString(data, i)
+		key := data[i:keyEnd]
+		v := skipSpace(data, skipSpace(data, keyEnd)+1) // past the colon
+		if string(key) == `"metadata"` && data[v] == '{' {
+			return setMemberInPlace(data, v, rev), true
+		}
+		i = skipSpace(data, skipValue(data, v))
+		if data[i] != ',' {
+			break
+		}
+		i = skipSpace(data, i+1)
+	}
+	return nil, false
+}
+
+// setMemberInPlace sets (or, for rev 0, removes) the resourceVersion
+// member of the JSON object starting at data[open].
+func setMemberInPlace(data []byte, open int, rev int64) []byte {
+	prevEnd := -1 // end of the previous member's value, if any
+	for i := skipSpace(data, open+1); data[i] == '"'; {
+		keyEnd, _ := skipString(data, i)
+		v := skipSpace(data, skipSpace(data, keyEnd)+1)
+		vEnd := skipValue(data, v)
+		next := skipSpace(data, vEnd)
+		if string(data[i:keyEnd]) == `"resourceVersion"` {
+			var cutFrom, cutTo int
+			switch {
+			case rev != 0:
+				return splice(data, v, vEnd, strconv.AppendQuote(nil, FormatResourceVersion(rev)))
+			case data[next] == ',':
+				cutFrom, cutTo = i, skipSpace(data, next+1)
+			case prevEnd >= 0:
+				cutFrom, cutTo = prevEnd, vEnd
+			default:
+				cutFrom, cutTo = i, vEnd
+			}
+			return splice(data, cutFrom, cutTo, nil)
+		}
+		if data[next] != ',' {
+			break
+		}
+		prevEnd = vEnd
+		i = skipSpace(data, next+1)
+	}
+	if rev == 0 {
+		return data
+	}
+	member := []byte(`"resourceVersion":"` + FormatResourceVersion(rev) + `"`)
+	if data[skipSpace(data, open+1)] != '}' {
+		member = append(member, ',')
+	}
+	return splice(data, open+1, open+1, member)
+}
+
+// splice returns a new slice: data with data[from:to] replaced by with.
+func splice(data []byte, from, to int, with []byte) []byte {
+	out := make([]byte, 0, len(data)-(to-from)+len(with))
+	out = append(out, data[:from]...)
+	out = append(out, with...)
+	return append(out, data[to:]...)
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the offset after the JSON value starting at data[i].
+// data must be valid JSON.
+func skipValue(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		end, _ := skipString(data, i)
+		return end
+	case '{', '[':
+		depth := 0
+		for i < len(data) {
+			switch data[i] {
+			case '"':
+				i, _ = skipString(data, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	default:
+		for i < len(data) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(data[i])) {
+			i++
+		}
+		return i
+	}
 }

@@ -63,8 +63,63 @@ func TestSetResourceVersionReplacesAndRemoves(t *testing.T) {
 	if string(out) != want {
 		t.Fatalf("got %s\nwant %s", out, want)
 	}
-	if _, err := SetResourceVersion([]byte(`[1]`), 3); err == nil {
-		t.Fatal("want an error for a non-object")
+	for _, bad := range []string{`[1]`, `null`, `{"metadata":`, `{"metadata":5}`} {
+		if _, err := SetResourceVersion([]byte(bad), 3); err == nil {
+			t.Fatalf("want an error for %s", bad)
+		}
+	}
+}
+
+func TestSetResourceVersionKeepsLayout(t *testing.T) {
+	cases := []struct {
+		name, in string
+		rev      int64
+		want     string
+	}{
+		{"remove first", `{"apiVersion":"v1","kind":"K","metadata":{"resourceVersion":"3","uid":"u","name":"a"}}`, 0,
+			`{"apiVersion":"v1","kind":"K","metadata":{"uid":"u","name":"a"}}`},
+		{"remove middle", `{"metadata":{"uid":"u","resourceVersion":"3","name":"a"},"kind":"K"}`, 0,
+			`{"metadata":{"uid":"u","name":"a"},"kind":"K"}`},
+		{"remove last", `{"metadata":{"uid":"u", "resourceVersion" : "3" },"x":[1,{"}":"]"}]}`, 0,
+			`{"metadata":{"uid":"u" },"x":[1,{"}":"]"}]}`},
+		{"remove only", `{"metadata":{"resourceVersion":"3"}}`, 0, `{"metadata":{}}`},
+		{"remove absent", `{"metadata":{"name":"a"}}`, 0, `{"metadata":{"name":"a"}}`},
+		{"replace", `{"spec":{"metadata":{"resourceVersion":"1"}},"metadata":{"uid":"u","resourceVersion":"3"}}`, 12,
+			`{"spec":{"metadata":{"resourceVersion":"1"}},"metadata":{"uid":"u","resourceVersion":"12"}}`},
+		{"insert", `{"metadata":{"uid":"u"}}`, 5, `{"metadata":{"resourceVersion":"5","uid":"u"}}`},
+		{"insert empty", `{"metadata":{ }}`, 5, `{"metadata":{"resourceVersion":"5" }}`},
+		{"no metadata", `{"kind":"K"}`, 5, `{"kind":"K","metadata":{"resourceVersion":"5"}}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := SetResourceVersion([]byte(tc.in), tc.rev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(out) != tc.want {
+				t.Fatalf("got  %s\nwant %s", out, tc.want)
+			}
+		})
+	}
+}
+
+func TestStripInjectedResourceVersionRoundTrips(t *testing.T) {
+	for _, stored := range []string{
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"ns","uid":"u"},"data":{"k":"v"}}`,
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{},"data":{}}`,
+		`{"kind":"ConfigMap","metadata":{"name":"a"},"apiVersion":"v1"}`,
+	} {
+		withRV, err := InjectResourceVersion([]byte(stored), 42)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := SetResourceVersion(withRV, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(back) != stored {
+			t.Errorf("strip(inject(x)) = %s, want %s", back, stored)
+		}
 	}
 }
 
