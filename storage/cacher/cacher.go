@@ -1,0 +1,335 @@
+package cacher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/miniapi/miniapi/storage"
+)
+
+// Cacher is a storage.Interface that serves one resource type's reads and
+// watches from memory and passes writes to the storage it wraps. See the
+// package documentation for its lifecycle.
+type Cacher struct {
+	underlying storage.Interface
+	cfg        Config
+	log        *slog.Logger
+	wc         *watchCache
+	d          *dispatcher
+
+	ctx    context.Context // ends when Close is called
+	cancel context.CancelFunc
+
+	// lifeMu orders Watch's starting of watcher goroutines before Close's
+	// wait for them. Lock order: lifeMu, then the watch cache's mu, then
+	// the dispatcher's mu.
+	lifeMu sync.RWMutex
+	closed bool
+	wg     sync.WaitGroup
+
+	relists  atomic.Int64
+	watching atomic.Bool
+}
+
+var (
+	_ storage.Interface      = (*Cacher)(nil)
+	_ storage.RevisionReader = (*Cacher)(nil)
+)
+
+// New returns a Cacher over underlying for the resource type whose keys
+// start with cfg.Prefix and starts its reflector and dispatcher. The cache
+// fills in the background; Ready reports when it has. Call Close to stop.
+func New(underlying storage.Interface, cfg Config) (*Cacher, error) {
+	if underlying == nil {
+		return nil, errors.New("cacher: nil underlying storage")
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Cacher{
+		underlying: underlying,
+		cfg:        cfg,
+		log:        cfg.Logger,
+		wc:         newWatchCache(cfg.HistorySize, cfg.Clock),
+		d:          newDispatcher(cfg.Clock, cfg.Logger, cfg.DispatchBudget),
+		ctx:        ctx,
+		cancel:     cancel,
+	}
+	c.wg.Go(func() { c.reflect(ctx) })
+	c.wg.Go(func() { c.d.run(ctx) })
+	return c, nil
+}
+
+// Close stops the reflector, the dispatcher and every watcher, and returns
+// once all their goroutines have exited. Open watches see their channels
+// close. Close is idempotent; the underlying storage is not closed.
+func (c *Cacher) Close() error {
+	c.lifeMu.Lock()
+	c.closed = true
+	c.lifeMu.Unlock()
+	c.cancel()
+	c.wg.Wait()
+	return nil
+}
+
+// Ready blocks until the cache holds its first complete list, or ctx ends.
+func (c *Cacher) Ready(ctx context.Context) error {
+	for {
+		c.wc.mu.RLock()
+		rev, changed := c.wc.rev, c.wc.revChanged
+		c.wc.mu.RUnlock()
+		if rev > 0 {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.ctx.Done():
+			return errClosed
+		}
+	}
+}
+
+// Stats is a snapshot of a Cacher's state, for metrics and tests.
+type Stats struct {
+	// Revision is the etcd revision the cache reflects.
+	Revision int64
+	// Objects is the number of cached objects.
+	Objects int
+	// History is the number of events in the history ring and
+	// HistoryCapacity its current size.
+	History, HistoryCapacity int
+	// Watchers is the number of running watches.
+	Watchers int
+	// TerminatedWatchers counts watches closed because they could not
+	// keep up.
+	TerminatedWatchers int64
+	// Relists counts relists after the underlying watch was compacted.
+	Relists int64
+}
+
+// Stats returns the cacher's current counters.
+func (c *Cacher) Stats() Stats {
+	c.wc.mu.RLock()
+	s := Stats{
+		Revision:        c.wc.rev,
+		Objects:         len(c.wc.byKey),
+		History:         c.wc.history.Len(),
+		HistoryCapacity: c.wc.history.Cap(),
+	}
+	c.wc.mu.RUnlock()
+	s.Watchers = c.d.count()
+	s.TerminatedWatchers = c.d.terminated.Load()
+	s.Relists = c.relists.Load()
+	return s
+}
+
+// CurrentRevision returns the underlying storage's current revision, if it
+// can tell (storage.RevisionReader); otherwise an error.
+func (c *Cacher) CurrentRevision(ctx context.Context) (int64, error) {
+	rr, ok := c.underlying.(storage.RevisionReader)
+	if !ok {
+		return 0, errNoRevision
+	}
+	return rr.CurrentRevision(ctx)
+}
+
+// Create passes through to the underlying storage; the cache learns of the
+// new object from the underlying watch.
+func (c *Cacher) Create(ctx context.Context, key string, data []byte) (*storage.Object, error) {
+	return c.underlying.Create(ctx, key, data)
+}
+
+// GuaranteedUpdate passes through to the underlying storage.
+func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, opts storage.UpdateOptions, tryUpdate storage.UpdateFunc) (*storage.Object, error) {
+	return c.underlying.GuaranteedUpdate(ctx, key, opts, tryUpdate)
+}
+
+// Delete passes through to the underlying storage.
+func (c *Cacher) Delete(ctx context.Context, key string, opts storage.DeleteOptions) (*storage.Object, error) {
+	return c.underlying.Delete(ctx, key, opts)
+}
+
+// inPrefix reports whether key (or prefix) belongs to the cached type.
+func (c *Cacher) inPrefix(key string) bool {
+	return len(key) > len(c.cfg.Prefix) && key[:len(c.cfg.Prefix)] == c.cfg.Prefix || key == c.cfg.Prefix
+}
+
+// Get serves resourceVersion "" from the underlying storage (a consistent
+// read of one key is cheap there) and "0" or N from the cache, after
+// waiting, bounded, for the cache to reach N.
+func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions) (*storage.Object, error) {
+	if opts.ResourceVersion == "" || !c.inPrefix(key) {
+		return c.underlying.Get(ctx, key, opts)
+	}
+	rv, err := storage.ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.wc.waitUntil(ctx, rv, c.cfg.FreshnessTimeout, key); err != nil {
+		if rv == 0 && storage.IsTooLargeResourceVersion(err) {
+			// Not yet filled: the underlying storage can answer.
+			return c.underlying.Get(ctx, key, opts)
+		}
+		return nil, err
+	}
+	c.wc.mu.RLock()
+	e, rev := c.wc.getLocked(key), c.wc.rev
+	c.wc.mu.RUnlock()
+	if e == nil {
+		return nil, storage.NewError(storage.CodeNotFound, key, rev, nil)
+	}
+	return e.obj, nil
+}
+
+// Watch streams changes from the cache; see the package documentation for
+// the resourceVersion rules. prefix is the type's prefix, a namespace's,
+// or one object's key.
+func (c *Cacher) Watch(ctx context.Context, prefix string, opts storage.WatchOptions) (storage.Watcher, error) {
+	if !c.inPrefix(prefix) {
+		return c.underlying.Watch(ctx, prefix, opts)
+	}
+	rv, err := storage.ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	initial := opts.ResourceVersion == "" || rv == 0
+	if opts.SendInitialEvents != nil {
+		initial = *opts.SendInitialEvents
+	}
+	// Initial events end with a bookmark when the client asked for them
+	// explicitly, or (as kube-apiserver 1.37 treats an unset or "0"
+	// resourceVersion) implicitly and it accepts bookmarks.
+	initialEnd := initial && (opts.SendInitialEvents != nil || opts.AllowBookmarks)
+
+	wait := rv
+	if opts.ResourceVersion == "" {
+		// A consistent start: reach etcd's current revision first.
+		// Without a revision to reach, the cache's state is the best
+		// available.
+		if wait, err = c.consistentRevision(ctx); err != nil && !errors.Is(err, errNoRevision) {
+			return nil, err
+		}
+	}
+	if err := c.waitFresh(ctx, wait, prefix); err != nil {
+		return nil, err
+	}
+
+	c.lifeMu.RLock()
+	defer c.lifeMu.RUnlock()
+	if c.closed {
+		return nil, errClosed
+	}
+	wctx, cancel := context.WithCancel(c.ctx)
+	// The caller's context ending also ends the watch.
+	stopAfter := context.AfterFunc(ctx, cancel)
+	w := &cacheWatcher{
+		filter:         newFilter(prefix, opts.Predicate),
+		input:          make(chan *event, c.cfg.WatcherBuffer),
+		result:         make(chan storage.Event, c.cfg.WatcherBuffer),
+		ctx:            wctx,
+		cancel:         cancel,
+		initialEnd:     initialEnd,
+		clock:          c.cfg.Clock,
+		allowBookmarks: opts.AllowBookmarks,
+		interval:       c.cfg.BookmarkInterval,
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		w.deadline = dl
+	}
+
+	c.wc.mu.RLock()
+	w.startRev = c.wc.rev
+	switch {
+	case initial:
+		w.initObjs = c.wc.snapshotLocked(prefix)
+	case rv == 0:
+		// No initial events and no revision: start from now.
+	default:
+		var ok bool
+		if w.initEvents, ok = c.wc.eventsAfterLocked(rv, &w.filter); !ok {
+			floor := c.wc.floor
+			c.wc.mu.RUnlock()
+			stopAfter()
+			cancel()
+			return newErrWatcher(storage.NewError(storage.CodeCompacted, prefix, floor,
+				fmt.Errorf("too old resource version: %d (%d)", rv, floor))), nil
+		}
+	}
+	c.d.add(w)
+	c.wc.mu.RUnlock()
+
+	c.wg.Go(func() {
+		defer stopAfter()
+		w.run(c.d.remove)
+	})
+	return w, nil
+}
+
+// waitFresh waits, bounded by FreshnessTimeout, until the cache reflects
+// rev and has been filled.
+func (c *Cacher) waitFresh(ctx context.Context, rev int64, key string) error {
+	return c.wc.waitUntil(ctx, rev, c.cfg.FreshnessTimeout, key)
+}
+
+// consistentRevision returns etcd's current revision, which a consistent
+// read must reach, and asks the underlying watch for a progress
+// notification so an idle cache learns it has reached it. It fails when the
+// underlying storage cannot tell its revision.
+func (c *Cacher) consistentRevision(ctx context.Context) (int64, error) {
+	rr, ok := c.underlying.(storage.RevisionReader)
+	if !ok {
+		return 0, errNoRevision
+	}
+	rev, err := rr.CurrentRevision(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if c.wc.revision() >= rev {
+		return rev, nil
+	}
+	if pr, ok := c.underlying.(storage.ProgressRequester); ok {
+		if err := pr.RequestProgress(ctx); err != nil {
+			c.log.Debug("cacher: progress request failed", "err", err)
+		}
+	}
+	return rev, nil
+}
+
+var errNoRevision = errors.New("cacher: the underlying storage cannot report its revision")
+
+// snapshotLocked returns the cached entries under prefix (or at the exact
+// key prefix names), in key order.
+func (wc *watchCache) snapshotLocked(prefix string) []*entry {
+	if prefix != "" && prefix[len(prefix)-1] != '/' {
+		if e := wc.byKey[prefix]; e != nil {
+			return []*entry{e}
+		}
+		return nil
+	}
+	lo, hi := wc.prefixRangeLocked(prefix)
+	return slices.Clone(wc.sorted[lo:hi])
+}
+
+// prefixRangeLocked returns the bounds of the keys under prefix in sorted.
+// Keys sharing a prefix are contiguous, so two binary searches find them.
+func (wc *watchCache) prefixRangeLocked(prefix string) (lo, hi int) {
+	lo, _ = slices.BinarySearchFunc(wc.sorted, prefix, compareEntryKey)
+	hi = lo + sort.Search(len(wc.sorted)-lo, func(i int) bool {
+		return !hasPrefix(wc.sorted[lo+i].obj.Key, prefix)
+	})
+	return lo, hi
+}
+
+func hasPrefix(s, prefix string) bool {
+	return len(s) >= len(prefix) && s[:len(prefix)] == prefix
+}

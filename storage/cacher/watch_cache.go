@@ -1,0 +1,284 @@
+package cacher
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/miniapi/miniapi/storage"
+)
+
+// entry is one cached object with the attributes selectors look at,
+// computed once when the object entered the cache.
+type entry struct {
+	obj   *storage.Object
+	attrs storage.Attrs
+}
+
+// watchCache holds every current object of one resource type, indexed by
+// key and kept sorted for lists, and a ring of the recent events that
+// watches from a resourceVersion replay. Only the reflector writes to it.
+type watchCache struct {
+	clock   Clock
+	dynamic bool // the history grows while it holds under eventFreshDuration
+
+	// mu protects every field below. Lock order: mu, then dispatcher.mu
+	// (a new watcher is snapshotted under mu and registered with the
+	// dispatcher before mu is released). Nothing blocks while holding mu.
+	mu sync.RWMutex
+	// byKey and sorted index the same entries: by key, and in key order.
+	byKey  map[string]*entry
+	sorted []*entry
+	// rev is the revision the cache reflects: every change up to rev has
+	// been applied. Zero until the first list.
+	rev int64
+	// floor is the revision after which history is complete: every event
+	// with a revision above floor is in history. A watch from N can be
+	// served if and only if floor <= N <= rev.
+	floor   int64
+	history *ring[*event]
+	// revChanged is closed and replaced whenever rev advances, waking
+	// everyone waiting for a revision.
+	revChanged chan struct{}
+}
+
+func newWatchCache(historySize int, clock Clock) *watchCache {
+	dynamic := historySize == 0
+	if dynamic {
+		historySize = minHistory
+	}
+	return &watchCache{
+		clock:      clock,
+		dynamic:    dynamic,
+		byKey:      map[string]*entry{},
+		history:    newRing[*event](historySize),
+		revChanged: make(chan struct{}),
+	}
+}
+
+func compareEntryKey(e *entry, key string) int { return strings.Compare(e.obj.Key, key) }
+
+// setRevLocked advances rev and wakes the waiters.
+func (wc *watchCache) setRevLocked(rev int64) {
+	if rev <= wc.rev {
+		return
+	}
+	wc.rev = rev
+	close(wc.revChanged)
+	wc.revChanged = make(chan struct{})
+}
+
+// putLocked stores e in both indexes.
+func (wc *watchCache) putLocked(e *entry) {
+	key := e.obj.Key
+	if _, ok := wc.byKey[key]; ok {
+		i, _ := slices.BinarySearchFunc(wc.sorted, key, compareEntryKey)
+		wc.sorted[i] = e
+	} else {
+		i, _ := slices.BinarySearchFunc(wc.sorted, key, compareEntryKey)
+		wc.sorted = slices.Insert(wc.sorted, i, e)
+	}
+	wc.byKey[key] = e
+}
+
+func (wc *watchCache) deleteLocked(key string) {
+	if _, ok := wc.byKey[key]; !ok {
+		return
+	}
+	delete(wc.byKey, key)
+	i, found := slices.BinarySearchFunc(wc.sorted, key, compareEntryKey)
+	if found {
+		wc.sorted = slices.Delete(wc.sorted, i, i+1)
+	}
+}
+
+// apply records one change from the underlying watch and returns the event
+// to dispatch, or nil when the change is not news (already applied). attrs
+// are the new object's (for Deleted, unused): callers compute them before
+// taking the lock, because decoding is the expensive part.
+func (wc *watchCache) apply(ev storage.Event, attrs storage.Attrs) *event {
+	now := wc.clock.Now()
+	wc.mu.Lock()
+	defer wc.mu.Unlock()
+	rev := ev.Object.Revision
+	if rev <= wc.rev {
+		return nil
+	}
+	e := &event{typ: ev.Type, rev: rev, key: ev.Object.Key, obj: ev.Object, attrs: attrs, recorded: now}
+	if old, ok := wc.byKey[e.key]; ok {
+		e.prev, e.prevAttrs = old.obj, old.attrs
+	}
+	switch ev.Type {
+	case storage.Added, storage.Modified:
+		// The cache, not the backend, decides Added versus Modified: it
+		// is what the cached state says happened.
+		e.typ = storage.Added
+		if e.prev != nil {
+			e.typ = storage.Modified
+		}
+		wc.putLocked(&entry{obj: ev.Object, attrs: attrs})
+	case storage.Deleted:
+		if e.prev == nil {
+			// Nothing to delete: the cache never saw the object. Still
+			// move the revision on.
+			wc.setRevLocked(rev)
+			return nil
+		}
+		e.attrs = e.prevAttrs
+		wc.deleteLocked(e.key)
+	default:
+		return nil
+	}
+	wc.appendLocked(e)
+	wc.setRevLocked(rev)
+	return e
+}
+
+// appendLocked adds e to history, growing a dynamic history that would
+// otherwise drop events younger than eventFreshDuration.
+func (wc *watchCache) appendLocked(e *event) {
+	h := wc.history
+	if wc.dynamic && h.Len() == h.Cap() && h.Cap() < maxHistory {
+		if _, oldest, ok := h.Oldest(); ok && e.recorded.Sub(oldest.recorded) < eventFreshDuration {
+			h.Resize(min(2*h.Cap(), maxHistory))
+		}
+	}
+	if old, evicted := h.Append(e.rev, e); evicted {
+		wc.floor = old.rev
+	}
+}
+
+// progress records that the underlying store has no changes up to rev.
+func (wc *watchCache) progress(rev int64) {
+	wc.mu.Lock()
+	wc.setRevLocked(rev)
+	wc.mu.Unlock()
+}
+
+// replace installs a fresh list taken at rev. The first list just fills
+// the cache. A relist (after the underlying watch was compacted away)
+// returns the events that turn the old state into the new one, for the
+// watchers already running:
+//
+//   - keys that vanished: Deleted, at revision oldRev+1 (the true deletion
+//     revisions were compacted; oldRev+1 is the earliest any can have had);
+//   - new or changed keys: Added or Modified at the object's own revision,
+//     in revision order.
+//
+// Intermediate states are lost, as they are in etcd. History restarts
+// empty with floor = rev, so a client resuming from any revision inside
+// the gap gets 410 Expired and relists rather than trusting events whose
+// revisions were synthesized.
+func (wc *watchCache) replace(objs []*storage.Object, attrs []storage.Attrs, rev int64) []*event {
+	now := wc.clock.Now()
+	byKey := make(map[string]*entry, len(objs))
+	sorted := make([]*entry, len(objs))
+	for i, o := range objs {
+		e := &entry{obj: o, attrs: attrs[i]}
+		byKey[o.Key], sorted[i] = e, e
+	}
+	slices.SortFunc(sorted, func(a, b *entry) int { return strings.Compare(a.obj.Key, b.obj.Key) })
+
+	wc.mu.Lock()
+	defer wc.mu.Unlock()
+	var events []*event
+	if wc.rev > 0 {
+		oldRev := wc.rev
+		for _, old := range wc.sorted {
+			if _, ok := byKey[old.obj.Key]; !ok {
+				events = append(events, &event{
+					typ: storage.Deleted, rev: oldRev + 1, key: old.obj.Key,
+					obj:   &storage.Object{Key: old.obj.Key, Revision: oldRev + 1, Data: old.obj.Data},
+					attrs: old.attrs, prev: old.obj, prevAttrs: old.attrs, recorded: now,
+				})
+			}
+		}
+		// A Deleted event's Data must carry its revision; deletedPrev
+		// computes exactly that encoding.
+		for _, e := range events {
+			e.obj = e.deletedPrev()
+		}
+		var changed []*event
+		for _, cur := range sorted {
+			old, ok := wc.byKey[cur.obj.Key]
+			switch {
+			case !ok:
+				changed = append(changed, &event{typ: storage.Added, rev: cur.obj.Revision, key: cur.obj.Key,
+					obj: cur.obj, attrs: cur.attrs, recorded: now})
+			case old.obj.Revision != cur.obj.Revision:
+				changed = append(changed, &event{typ: storage.Modified, rev: cur.obj.Revision, key: cur.obj.Key,
+					obj: cur.obj, attrs: cur.attrs, prev: old.obj, prevAttrs: old.attrs, recorded: now})
+			}
+		}
+		slices.SortStableFunc(changed, func(a, b *event) int { return cmp.Compare(a.rev, b.rev) })
+		events = append(events, changed...)
+	}
+	wc.byKey, wc.sorted = byKey, sorted
+	wc.history.Reset()
+	wc.floor = rev
+	if rev < wc.rev {
+		// A list older than what the cache had seen cannot happen with a
+		// consistent list; keep revisions monotonic regardless.
+		rev = wc.rev
+	}
+	wc.setRevLocked(rev)
+	return events
+}
+
+// revision returns the revision the cache reflects.
+func (wc *watchCache) revision() int64 {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	return wc.rev
+}
+
+// waitUntil blocks until the cache reflects at least rev, ctx is done, or
+// timeout passes; the timeout yields a TooLargeResourceVersion error
+// naming key.
+func (wc *watchCache) waitUntil(ctx context.Context, rev int64, timeout time.Duration, key string) error {
+	var deadline <-chan time.Time
+	for {
+		wc.mu.RLock()
+		cur, changed := wc.rev, wc.revChanged
+		wc.mu.RUnlock()
+		if cur >= rev && cur > 0 {
+			return nil
+		}
+		if deadline == nil {
+			deadline = wc.clock.After(timeout)
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline:
+			return storage.NewError(storage.CodeTooLargeResourceVersion, key, cur,
+				fmt.Errorf("too large resource version: %d, current: %d", rev, cur))
+		}
+	}
+}
+
+// eventsAfterLocked returns the history events after rev whose keys f
+// selects. ok is false when history no longer reaches back to rev. An
+// empty history is complete from floor (the last list's revision), so a
+// watch from exactly the cache's revision succeeds with no events.
+func (wc *watchCache) eventsAfterLocked(rev int64, f *filter) (events []*event, ok bool) {
+	if rev < wc.floor {
+		return nil, false
+	}
+	for _, e := range wc.history.AscendFrom(rev + 1) {
+		if f.hasKey(e.key) {
+			events = append(events, e)
+		}
+	}
+	return events, true
+}
+
+// getLocked returns the cached object at key, or nil.
+func (wc *watchCache) getLocked(key string) *entry {
+	return wc.byKey[key]
+}
