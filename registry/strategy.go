@@ -69,3 +69,6 @@ type GenericStrategy struct {
 
 // HasStatus reports whether the type has a /status subresource.
 func (g GenericStrategy) HasStatus() bool { return g.Status }
+
+// HasStatus reports whether t has a /status subresource.
+func HasStatus(t *Type) bool { return hasStatus(t.Strategy) }

@@ -1,0 +1,111 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/registry"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// delete answers DELETE on an object: 200 with its last state once it is
+// gone, 202 with its current state while finalizers hold it.
+func (q *request) delete() {
+	out, err := negotiateOutput(q.r)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	opts, err := q.deleteOptions()
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	obj, deleted, err := q.store.Delete(q.r.Context(), q.info.Namespace, q.info.Name, opts)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	code := http.StatusOK
+	if !deleted {
+		code = http.StatusAccepted
+	}
+	writeJSONBytes(q.w, out, code, obj.Data)
+}
+
+// deleteCollection answers DELETE on a collection with the deleted objects.
+func (q *request) deleteCollection() {
+	out, err := negotiateOutput(q.r)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	p, err := parseListParams(q.r.URL.Query(), false)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	opts, err := q.deleteOptions()
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	items, err := q.store.DeleteCollection(q.r.Context(), q.info.Namespace, p.ListOptions, opts)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	data, err := encodeItems(q.t.APIVersion(), q.t.ListKind, api.ListMeta{}, items)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	writeJSONBytes(q.w, out, http.StatusOK, data)
+}
+
+// deleteOptions reads DeleteOptions from the body (optional) and the
+// query: dryRun, propagationPolicy, gracePeriodSeconds.
+func (q *request) deleteOptions() (registry.DeleteOptions, error) {
+	var do api.DeleteOptions
+	body, err := readBody(q.r, q.h.maxBody)
+	if err != nil {
+		return registry.DeleteOptions{}, err
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		j, err := bodyToJSON(q.r, body)
+		if err != nil {
+			return registry.DeleteOptions{}, err
+		}
+		if err := json.Unmarshal(j, &do); err != nil {
+			return registry.DeleteOptions{}, api.NewBadRequest(fmt.Sprintf("the body is not valid DeleteOptions: %v", describeJSONError(err)))
+		}
+		if do.Kind != "" && do.Kind != "DeleteOptions" {
+			return registry.DeleteOptions{}, api.NewBadRequest(fmt.Sprintf("the body must be DeleteOptions, got kind %q", do.Kind))
+		}
+	}
+	qv := q.r.URL.Query()
+	if pp := qv.Get("propagationPolicy"); pp != "" {
+		do.PropagationPolicy = &pp
+	}
+	dry, err := dryRun(qv, "DeleteOptions")
+	if err != nil {
+		return registry.DeleteOptions{}, err
+	}
+	for _, v := range do.DryRun {
+		if v != "All" {
+			return registry.DeleteOptions{}, api.NewInvalid(api.GroupKind{Group: metaGroup, Kind: "DeleteOptions"}, "",
+				field.ErrorList{field.NotSupported(field.NewPath("dryRun"), v, []string{"All"})})
+		}
+		dry = true
+	}
+	opts := registry.DeleteOptions{DryRun: dry, Preconditions: do.Preconditions}
+	if do.PropagationPolicy != nil {
+		opts.PropagationPolicy = *do.PropagationPolicy
+	} else if do.OrphanDependents != nil && *do.OrphanDependents {
+		opts.PropagationPolicy = api.DeletePropagationOrphan
+	}
+	return opts, nil
+}

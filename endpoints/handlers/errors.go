@@ -1,0 +1,39 @@
+package handlers
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/miniapi/miniapi/api"
+)
+
+// statusCarrier is any error that knows its Status.
+type statusCarrier interface {
+	Status() api.Status
+}
+
+// writeError answers err as a Status. Errors that carry one are the
+// client's concern; anything else is a server bug, logged and answered 500.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	var sc statusCarrier
+	if !errors.As(err, &sc) {
+		log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		sc = api.NewInternalError(err)
+	}
+	st := sc.Status()
+	out, nerr := negotiateOutput(r)
+	if nerr != nil {
+		out = output{mediaType: mediaJSON}
+	}
+	code := int(st.Code)
+	if code == 0 {
+		code = http.StatusInternalServerError
+	}
+	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+		w.Header().Set("Retry-After", itoa(int(st.Details.RetryAfterSeconds)))
+	}
+	writeValue(w, out, code, st)
+}
+
+func asErr[T any](err error, target *T) bool { return errors.As(err, target) }

@@ -1,0 +1,28 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+)
+
+// get answers GET on an object (or its /status).
+func (q *request) get() {
+	out, err := negotiateOutput(q.r)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	rv := q.r.URL.Query().Get("resourceVersion")
+	if rv != "" {
+		if n, err := strconv.ParseInt(rv, 10, 64); err != nil || n < 0 {
+			q.fail(badResourceVersion(rv))
+			return
+		}
+	}
+	obj, err := q.store.Get(q.r.Context(), q.info.Namespace, q.info.Name, rv)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	writeJSONBytes(q.w, out, http.StatusOK, obj.Data)
+}

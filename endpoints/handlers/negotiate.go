@@ -1,0 +1,201 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/miniapi/miniapi/api"
+	"sigs.k8s.io/yaml"
+)
+
+// Media types miniapi reads and writes.
+const (
+	mediaJSON = "application/json"
+	mediaYAML = "application/yaml"
+)
+
+// acceptedOutputs lists what a client may ask for, for 406 messages.
+var acceptedOutputs = []string{mediaJSON, mediaYAML}
+
+// acceptedInputs lists the body types resources accept, for 415 messages.
+var acceptedInputs = []string{mediaJSON, mediaYAML}
+
+// output is a negotiated response format.
+type output struct {
+	mediaType string
+	pretty    bool
+}
+
+// negotiateOutput picks the response format from the Accept header,
+// honouring q-values, as kube-apiserver does; media types or parameters
+// miniapi cannot produce are skipped, and nothing producible is 406.
+func negotiateOutput(r *http.Request) (output, error) {
+	out := output{mediaType: mediaJSON, pretty: wantsPretty(r)}
+	accept := r.Header.Get("Accept")
+	if strings.TrimSpace(accept) == "" {
+		return out, nil
+	}
+	type clause struct {
+		mt string
+		q  float64
+		i  int
+	}
+	var clauses []clause
+	for i, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if s, ok := params["q"]; ok {
+			if v, err := strconv.ParseFloat(s, 64); err == nil {
+				q = v
+			}
+			delete(params, "q")
+		}
+		if _, ok := params["as"]; ok {
+			continue // Table and PartialObjectMetadata are not served (yet)
+		}
+		if q > 0 {
+			clauses = append(clauses, clause{mt, q, i})
+		}
+	}
+	sort.SliceStable(clauses, func(a, b int) bool { return clauses[a].q > clauses[b].q })
+	for _, c := range clauses {
+		switch c.mt {
+		case mediaJSON, "application/*", "*/*", "application/json-seq":
+			out.mediaType = mediaJSON
+			return out, nil
+		case mediaYAML, "application/x-yaml", "text/yaml":
+			out.mediaType = mediaYAML
+			return out, nil
+		}
+	}
+	return out, api.NewNotAcceptable(acceptedOutputs)
+}
+
+// wantsPretty follows kube-apiserver: ?pretty=true, or by default for
+// browsers and command-line fetchers.
+func wantsPretty(r *http.Request) bool {
+	if p := r.URL.Query().Get("pretty"); p != "" {
+		b, err := strconv.ParseBool(p)
+		return err == nil && b
+	}
+	ua := r.UserAgent()
+	return strings.HasPrefix(ua, "curl") || strings.HasPrefix(ua, "Wget") || strings.HasPrefix(ua, "Mozilla/")
+}
+
+// writeJSONBytes writes an encoded JSON document in the negotiated format.
+func writeJSONBytes(w http.ResponseWriter, out output, code int, data []byte) {
+	body := data
+	switch {
+	case out.mediaType == mediaYAML:
+		y, err := yaml.JSONToYAML(data)
+		if err != nil {
+			// Our own encodings always convert; fall back to JSON rather
+			// than lose the response.
+			out.mediaType = mediaJSON
+		} else {
+			body = y
+		}
+	case out.pretty:
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, data, "", "  "); err == nil {
+			buf.WriteByte('\n')
+			body = buf.Bytes()
+		}
+	}
+	w.Header().Set("Content-Type", out.mediaType)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(code)
+	w.Write(body)
+}
+
+// writeValue encodes v as JSON and writes it in the negotiated format.
+func writeValue(w http.ResponseWriter, out output, code int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "encoding failed", http.StatusInternalServerError)
+		return
+	}
+	writeJSONBytes(w, out, code, data)
+}
+
+// readBody reads a request body of at most limit bytes; a larger one is
+// refused with 413 before it is read in full.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, api.NewRequestEntityTooLarge(limit)
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, api.NewBadRequest(fmt.Sprintf("reading the request body failed: %v", err))
+	}
+	if int64(len(b)) > limit {
+		return nil, api.NewRequestEntityTooLarge(limit)
+	}
+	return b, nil
+}
+
+// bodyToJSON converts a body of the request's Content-Type to JSON. An
+// absent Content-Type is read as JSON.
+func bodyToJSON(r *http.Request, body []byte) ([]byte, error) {
+	ct := r.Header.Get("Content-Type")
+	mt := mediaJSON
+	if ct != "" {
+		var err error
+		if mt, _, err = mime.ParseMediaType(ct); err != nil {
+			return nil, api.NewUnsupportedMediaType(ct, acceptedInputs)
+		}
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, api.NewBadRequest("the request body is empty")
+	}
+	switch mt {
+	case mediaJSON:
+		return body, nil
+	case mediaYAML, "application/x-yaml", "text/yaml":
+		j, err := yaml.YAMLToJSON(body)
+		if err != nil {
+			return nil, api.NewBadRequest(fmt.Sprintf("the body is not valid YAML: %v", err))
+		}
+		return j, nil
+	}
+	return nil, api.NewUnsupportedMediaType(ct, acceptedInputs)
+}
+
+// decodeObject reads the request body as one object.
+func decodeObject(r *http.Request, body []byte) (*api.Object, error) {
+	j, err := bodyToJSON(r, body)
+	if err != nil {
+		return nil, err
+	}
+	var obj api.Object
+	if err := json.Unmarshal(j, &obj); err != nil {
+		return nil, api.NewBadRequest(fmt.Sprintf("the body is not a valid object: %v", describeJSONError(err)))
+	}
+	return &obj, nil
+}
+
+// describeJSONError makes encoding/json's errors readable for clients.
+func describeJSONError(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case asErr(err, &se):
+		return fmt.Sprintf("invalid JSON at byte %d: %v", se.Offset, se)
+	case asErr(err, &te):
+		if te.Field != "" {
+			return fmt.Sprintf("field %s must be of type %s, got %s", te.Field, te.Type, te.Value)
+		}
+		return fmt.Sprintf("expected %s, got %s", te.Type, te.Value)
+	}
+	return err.Error()
+}

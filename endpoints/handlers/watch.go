@@ -1,0 +1,206 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/registry"
+	"github.com/miniapi/miniapi/storage"
+	"k8s.io/apimachinery/pkg/fields"
+)
+
+// watch answers ?watch=true on a collection and the legacy /watch/ paths:
+// a stream of newline-terminated JSON WatchEvents.
+func (q *request) watch() {
+	if q.r.Method != http.MethodGet {
+		q.notAllowed()
+		return
+	}
+	if _, err := negotiateOutput(q.r); err != nil {
+		q.fail(err)
+		return
+	}
+	p, err := parseListParams(q.r.URL.Query(), true)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	if q.info.Name != "" {
+		// The legacy /watch/.../<name> path watches one object.
+		byName := fields.OneTermEqualSelector("metadata.name", q.info.Name)
+		if p.Field != nil && !p.Field.Empty() {
+			byName = fields.AndSelectors(p.Field, byName)
+		}
+		p.Field = byName
+	}
+	// kube-apiserver 1.37 treats a watch from "" or "0" without
+	// sendInitialEvents as sendInitialEvents=true, NotOlderThan.
+	if p.sendInitialEvents == nil && (p.ResourceVersion == "" || p.ResourceVersion == "0") {
+		t := true
+		p.sendInitialEvents = &t
+	}
+	timeout := p.timeout
+	if timeout == 0 {
+		min := q.h.minWatchTimeout
+		timeout = min + rand.N(min)
+	}
+	ctx, cancel := context.WithTimeout(q.r.Context(), timeout)
+	defer cancel()
+	w, err := q.store.Watch(ctx, q.info.Namespace, registry.WatchOptions{
+		ListOptions:       p.ListOptions,
+		SendInitialEvents: p.sendInitialEvents,
+		AllowBookmarks:    p.allowWatchBookmarks,
+	})
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	defer w.Stop()
+	ws := watchServer{
+		w:        q.w,
+		watcher:  w,
+		frames:   newFrameEncoder(q.t, p.ResourceVersion),
+		shutdown: q.h.shutdownWatches,
+	}
+	ws.serve(ctx)
+}
+
+// watchServer streams one watcher's events to one HTTP response.
+type watchServer struct {
+	w        http.ResponseWriter
+	watcher  storage.Watcher
+	frames   *frameEncoder
+	shutdown <-chan struct{}
+}
+
+// serve writes headers, then frames until the watcher ends, the client
+// goes away, the watch times out or the server shuts down. It flushes only
+// when no further event is queued, so a burst costs one flush.
+func (s *watchServer) serve(ctx context.Context) {
+	rc := http.NewResponseController(s.w)
+	// A server-wide write timeout must not cut a long watch short.
+	_ = rc.SetWriteDeadline(time.Time{})
+	s.w.Header().Set("Content-Type", mediaJSON)
+	s.w.Header().Set("Cache-Control", "no-cache, private")
+	s.w.WriteHeader(http.StatusOK)
+	if rc.Flush() != nil {
+		return
+	}
+	ch := s.watcher.ResultChan()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.shutdown:
+			return
+		case ev, ok := <-ch:
+			if !ok {
+				return
+			}
+			if err := s.frames.write(s.w, ev); err != nil {
+				return
+			}
+			if ev.Type == storage.ErrorEvent {
+				rc.Flush()
+				return
+			}
+			if len(ch) == 0 {
+				if rc.Flush() != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+// frameEncoder turns storage events into WatchEvent frames. Object events
+// reuse the stored bytes as they are: the frame is a fixed prefix, the
+// shared encoding, and a fixed suffix.
+type frameEncoder struct {
+	apiVersion, kind string
+	requestedRV      string
+	gr               api.GroupResource
+}
+
+func newFrameEncoder(t *registry.Type, requestedRV string) *frameEncoder {
+	return &frameEncoder{apiVersion: t.APIVersion(), kind: t.Kind, requestedRV: requestedRV, gr: t.GroupResource()}
+}
+
+var (
+	framePrefixes = map[storage.EventType][]byte{
+		storage.Added:      []byte(`{"type":"ADDED","object":`),
+		storage.Modified:   []byte(`{"type":"MODIFIED","object":`),
+		storage.Deleted:    []byte(`{"type":"DELETED","object":`),
+		storage.Bookmark:   []byte(`{"type":"BOOKMARK","object":`),
+		storage.ErrorEvent: []byte(`{"type":"ERROR","object":`),
+	}
+	frameSuffix = []byte("}\n")
+)
+
+// write writes one frame for ev.
+func (f *frameEncoder) write(w io.Writer, ev storage.Event) error {
+	prefix, ok := framePrefixes[ev.Type]
+	if !ok {
+		return fmt.Errorf("handlers: unknown event type %q", ev.Type)
+	}
+	var obj []byte
+	switch ev.Type {
+	case storage.Bookmark:
+		obj = f.bookmark(ev)
+	case storage.ErrorEvent:
+		obj = f.errorStatus(ev.Err)
+	default:
+		obj = ev.Object.Data
+	}
+	if _, err := w.Write(prefix); err != nil {
+		return err
+	}
+	if _, err := w.Write(obj); err != nil {
+		return err
+	}
+	_, err := w.Write(frameSuffix)
+	return err
+}
+
+// bookmark is an object of the watched kind carrying only its
+// resourceVersion (and the initial-events-end annotation when it ends the
+// initial events), as kube-apiserver sends.
+func (f *frameEncoder) bookmark(ev storage.Event) []byte {
+	var rev int64
+	if ev.Object != nil {
+		rev = ev.Object.Revision
+	}
+	meta := map[string]any{"resourceVersion": storage.FormatResourceVersion(rev), "creationTimestamp": nil}
+	if ev.InitialEventsEnd {
+		meta["annotations"] = map[string]string{api.InitialEventsEndAnnotation: "true"}
+	}
+	b, _ := json.Marshal(map[string]any{"kind": f.kind, "apiVersion": f.apiVersion, "metadata": meta})
+	return b
+}
+
+// errorStatus converts a watch failure into the Status of an ERROR frame:
+// a compacted revision is 410 Expired, as kube-apiserver reports it.
+func (f *frameEncoder) errorStatus(err error) []byte {
+	var st api.Status
+	var se *storage.Error
+	var carrier statusCarrier
+	switch {
+	case errors.As(err, &se) && se.Code == storage.CodeCompacted:
+		st = api.NewResourceExpired(fmt.Sprintf("too old resource version: %s (%d)", f.requestedRV, se.ResourceVersion)).Status()
+	case errors.As(err, &carrier):
+		st = carrier.Status()
+	case err == nil:
+		st = api.NewInternalError(errors.New("watch ended with an unspecified error")).Status()
+	default:
+		st = api.NewInternalError(err).Status()
+	}
+	b, _ := json.Marshal(st)
+	return b
+}

@@ -1,0 +1,77 @@
+package endpoints
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/miniapi/miniapi/api"
+)
+
+var jsonMarshal = json.Marshal
+
+// statusRecorder remembers the status code and whether headers went out.
+// It implements Unwrap so http.ResponseController reaches the real
+// writer's Flush and SetWriteDeadline.
+type statusRecorder struct {
+	http.ResponseWriter
+	code        int
+	wroteHeader bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.wroteHeader {
+		s.code, s.wroteHeader = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if !s.wroteHeader {
+		s.code, s.wroteHeader = http.StatusOK, true
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap returns the wrapped writer.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// recoverPanics turns a panic in a handler into a 500 Status and a log
+// line with the stack, so one bad request never takes the server down.
+func recoverPanics(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rec := &statusRecorder{ResponseWriter: w}
+			defer func() {
+				p := recover()
+				if p == nil || p == http.ErrAbortHandler {
+					if p != nil {
+						panic(p)
+					}
+					return
+				}
+				log.Error("panic in handler", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				if !rec.wroteHeader {
+					writeStatus(rec, api.NewInternalError(fmt.Errorf("panic: %v", p)))
+				}
+			}()
+			next.ServeHTTP(rec, r)
+		})
+	}
+}
+
+// logRequests writes one debug line per request.
+func logRequests(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+			next.ServeHTTP(rec, r)
+			log.Debug("request", "method", r.Method, "path", r.URL.Path, "query", r.URL.RawQuery,
+				"code", rec.code, "duration", time.Since(start), "userAgent", r.UserAgent())
+		})
+	}
+}

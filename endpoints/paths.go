@@ -1,0 +1,56 @@
+package endpoints
+
+import (
+	"strings"
+
+	"github.com/miniapi/miniapi/endpoints/handlers"
+)
+
+// namespaceSubresources are the subresources of a namespace itself, which
+// kube-apiserver tells apart from resources inside a namespace.
+var namespaceSubresources = map[string]bool{"status": true, "finalize": true}
+
+// parseResourcePath turns the segments after /api/<v>/ or
+// /apis/<g>/<v>/ into a RequestInfo, following kube-apiserver's rules:
+// an optional legacy "watch" prefix, then namespaces/<ns>/ and
+// <resource>[/<name>[/<subresource>]].
+func parseResourcePath(group, version, rest string) (handlers.RequestInfo, bool) {
+	info := handlers.RequestInfo{Group: group, Version: version}
+	parts := strings.Split(strings.Trim(rest, "/"), "/")
+	if len(parts) == 0 || parts[0] == "" {
+		return info, false
+	}
+	if parts[0] == "watch" {
+		info.Watch = true
+		parts = parts[1:]
+		if len(parts) == 0 {
+			return info, false
+		}
+	}
+	if parts[0] == "namespaces" && len(parts) > 2 && !namespaceSubresources[parts[2]] {
+		info.Namespace = parts[1]
+		info.NamespacedPath = true
+		parts = parts[2:]
+	}
+	for _, p := range parts {
+		if p == "" {
+			return info, false
+		}
+	}
+	switch len(parts) {
+	case 3:
+		info.Subresource = parts[2]
+		fallthrough
+	case 2:
+		info.Name = parts[1]
+		fallthrough
+	case 1:
+		info.Resource = parts[0]
+	default:
+		return info, false
+	}
+	if info.Watch && info.Subresource != "" {
+		return info, false
+	}
+	return info, true
+}

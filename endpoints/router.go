@@ -1,0 +1,103 @@
+package endpoints
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/endpoints/handlers"
+	"github.com/miniapi/miniapi/registry"
+)
+
+// Config configures the HTTP handler.
+type Config struct {
+	// Registry is the live set of served types; required.
+	Registry *registry.Registry
+	// Logger receives request logs (debug) and errors; nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// Ready reports whether storage answers; /readyz fails while it errs.
+	Ready func(ctx context.Context) error
+	// Handlers configures the resource handlers; its Registry and Logger
+	// are filled from this Config.
+	Handlers handlers.Config
+}
+
+type server struct {
+	reg      *registry.Registry
+	log      *slog.Logger
+	readyFn  func(ctx context.Context) error
+	handlers *handlers.Handler
+}
+
+// New returns the complete HTTP handler of a miniapi server.
+func New(cfg Config) http.Handler {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	hc := cfg.Handlers
+	hc.Registry, hc.Logger = cfg.Registry, cfg.Logger
+	s := &server{reg: cfg.Registry, log: cfg.Logger, readyFn: cfg.Ready, handlers: handlers.New(hc)}
+
+	r := chi.NewRouter()
+	r.Use(recoverPanics(cfg.Logger), logRequests(cfg.Logger))
+	r.NotFound(s.notFound)
+	r.MethodNotAllowed(s.methodNotAllowed)
+
+	r.Get("/healthz", s.healthy)
+	r.Get("/livez", s.healthy)
+	r.Get("/readyz", s.ready)
+	r.Get("/version", s.version)
+
+	r.Get("/api", s.coreVersions)
+	r.Get("/apis", s.groupList)
+	r.Get("/apis/{group}", func(w http.ResponseWriter, r *http.Request) {
+		s.group(w, r, chi.URLParam(r, "group"))
+	})
+	r.Get("/api/{version}", func(w http.ResponseWriter, r *http.Request) {
+		s.resources(w, r, "", chi.URLParam(r, "version"))
+	})
+	r.Get("/apis/{group}/{version}", func(w http.ResponseWriter, r *http.Request) {
+		s.resources(w, r, chi.URLParam(r, "group"), chi.URLParam(r, "version"))
+	})
+	r.HandleFunc("/api/{version}/*", func(w http.ResponseWriter, r *http.Request) {
+		s.resource(w, r, "", chi.URLParam(r, "version"), chi.URLParam(r, "*"))
+	})
+	r.HandleFunc("/apis/{group}/{version}/*", func(w http.ResponseWriter, r *http.Request) {
+		s.resource(w, r, chi.URLParam(r, "group"), chi.URLParam(r, "version"), chi.URLParam(r, "*"))
+	})
+	return r
+}
+
+// resource resolves a resource path and hands it to the handlers.
+func (s *server) resource(w http.ResponseWriter, r *http.Request, group, version, rest string) {
+	info, ok := parseResourcePath(group, version, rest)
+	if !ok {
+		s.notFound(w, r)
+		return
+	}
+	s.handlers.ServeResource(w, r, info)
+}
+
+func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
+	writeStatus(w, api.NewGenericNotFound())
+}
+
+func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	writeStatus(w, &api.StatusError{ErrStatus: api.Status{
+		Status: api.StatusFailure, Code: http.StatusMethodNotAllowed, Reason: api.ReasonMethodNotAllowed,
+		Message: "the server does not allow this method on the requested resource",
+	}})
+}
+
+// writeStatus writes a StatusError as JSON, for responses outside the
+// resource handlers.
+func writeStatus(w http.ResponseWriter, e *api.StatusError) {
+	st := e.Status()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(int(st.Code))
+	b, _ := jsonMarshal(st)
+	w.Write(b)
+}

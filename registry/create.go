@@ -1,0 +1,159 @@
+package registry
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"math/big"
+
+	"github.com/google/uuid"
+	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/storage"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// CreateOptions qualify a Create.
+type CreateOptions struct {
+	// DryRun validates and answers without persisting.
+	DryRun bool
+}
+
+// generateNameAttempts bounds retries when a generated name collides.
+const generateNameAttempts = 8
+
+// Create stores a new object in namespace ns (ignored for cluster-scoped
+// types) and returns it as stored.
+func (s *Store) Create(ctx context.Context, ns string, obj *api.Object, opts CreateOptions) (*storage.Object, error) {
+	ns = s.namespaceOf(ns)
+	if err := s.checkTypeMeta(obj); err != nil {
+		return nil, err
+	}
+	if err := s.checkNamespace(obj, ns); err != nil {
+		return nil, err
+	}
+	if obj.Metadata.ResourceVersion != "" {
+		return nil, api.NewBadRequest("resourceVersion should not be set on objects to be created")
+	}
+	s.prepareForCreate(obj)
+	if err := s.normalize(obj); err != nil {
+		return nil, err
+	}
+	// Validate with a placeholder name when one will be generated, so a bad
+	// generateName is reported once, on generateName.
+	if errs := s.validateCreate(obj); len(errs) > 0 {
+		return nil, api.NewInvalid(s.t.GroupKind(), displayName(obj), errs)
+	}
+	if s.t.Namespaced {
+		if err := s.checkNamespaceWritable(ctx, ns); err != nil {
+			return nil, err
+		}
+	}
+	generate := obj.Metadata.Name == ""
+	for attempt := 0; ; attempt++ {
+		if generate {
+			obj.Metadata.Name = generatedName(obj.Metadata.GenerateName)
+		}
+		data, err := encode(obj)
+		if err != nil {
+			return nil, err
+		}
+		if opts.DryRun {
+			return &storage.Object{Key: s.keys.Key(ns, obj.Metadata.Name), Data: data}, nil
+		}
+		out, err := s.storage.Create(ctx, s.keys.Key(ns, obj.Metadata.Name), data)
+		if generate && storage.IsExists(err) && attempt+1 < generateNameAttempts {
+			continue
+		}
+		if generate && storage.IsExists(err) {
+			return nil, api.NewTimeout(fmt.Sprintf("could not generate a unique name for %s with generateName %q", s.t.GroupResource(), obj.Metadata.GenerateName), 1)
+		}
+		return out, s.statusErr(err, obj.Metadata.Name)
+	}
+}
+
+// prepareForCreate sets the metadata the server owns on a new object.
+func (s *Store) prepareForCreate(obj *api.Object) {
+	m := &obj.Metadata
+	m.UID = uuid.NewString()
+	m.CreationTimestamp = api.Now()
+	m.Generation = 1
+	m.SelfLink = ""
+	m.DeletionTimestamp = nil
+	m.DeletionGracePeriodSeconds = nil
+	if d, ok := s.t.Strategy.(Defaulter); ok {
+		d.Default(obj)
+	}
+}
+
+// normalize lets the strategy rewrite an object into its stored form.
+func (s *Store) normalize(obj *api.Object) error {
+	if n, ok := s.t.Strategy.(Normalizer); ok {
+		return n.Normalize(obj)
+	}
+	return nil
+}
+
+// validateCreate checks metadata and asks the strategy about the rest.
+func (s *Store) validateCreate(obj *api.Object) field.ErrorList {
+	errs := ValidateObjectMeta(&obj.Metadata, s.t.Namespaced, s.t.NameValidation)
+	if v, ok := s.t.Strategy.(CreateValidator); ok {
+		errs = append(errs, v.ValidateCreate(obj)...)
+	}
+	return errs
+}
+
+// checkNamespaceWritable refuses writes into a namespace that does not
+// exist or is being deleted, as kube-apiserver's admission does.
+func (s *Store) checkNamespaceWritable(ctx context.Context, ns string) error {
+	nsStore, ok := s.reg.namespaceStore()
+	if !ok || nsStore == s {
+		return nil
+	}
+	data, err := nsStore.Get(ctx, "", ns, "")
+	if err != nil {
+		return err
+	}
+	nsObj, err := decode(data.Data)
+	if err != nil {
+		return err
+	}
+	if nsObj.Metadata.DeletionTimestamp != nil {
+		return api.NewForbidden(s.t.GroupResource(), "",
+			fmt.Sprintf("unable to create new content in namespace %s because it is being terminated", ns))
+	}
+	return nil
+}
+
+// displayName is the name to report in errors about obj.
+func displayName(obj *api.Object) string {
+	if obj.Metadata.Name != "" {
+		return obj.Metadata.Name
+	}
+	return obj.Metadata.GenerateName
+}
+
+// Kubernetes' alphabet for generated name suffixes: no vowels, so no words,
+// and no look-alike characters.
+const nameAlphabet = "bcdfghjklmnpqrstvwxz2456789"
+
+const (
+	generatedSuffixLen     = 5
+	maxGeneratedNameLength = 63 - generatedSuffixLen
+)
+
+// generatedName appends a random suffix to base, truncating base so the
+// result stays within a DNS label.
+func generatedName(base string) string {
+	if len(base) > maxGeneratedNameLength {
+		base = base[:maxGeneratedNameLength]
+	}
+	b := make([]byte, generatedSuffixLen)
+	for i := range b {
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(nameAlphabet))))
+		if err != nil {
+			panic(fmt.Sprintf("registry: crypto/rand failed: %v", err))
+		}
+		b[i] = nameAlphabet[n.Int64()]
+	}
+	return base + string(b)
+}

@@ -1,0 +1,67 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/storage"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// ListOptions qualify a List, a Watch or a DeleteCollection.
+type ListOptions struct {
+	Label                labels.Selector
+	Field                fields.Selector
+	ResourceVersion      string
+	ResourceVersionMatch string
+	Limit                int64
+	Continue             string
+}
+
+// List returns one page of the objects in namespace ns ("" for all
+// namespaces) that match the selectors.
+func (s *Store) List(ctx context.Context, ns string, opts ListOptions) (*storage.List, error) {
+	pred, err := s.predicate(opts)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.storage.List(ctx, s.keys.NamespacePrefix(s.namespaceOf(ns)), storage.ListOptions{
+		ResourceVersion:      opts.ResourceVersion,
+		ResourceVersionMatch: opts.ResourceVersionMatch,
+		Predicate:            pred,
+		Limit:                opts.Limit,
+		Continue:             opts.Continue,
+	})
+	if storage.IsCompacted(err) && opts.Continue != "" {
+		return nil, continueExpired()
+	}
+	return out, s.statusErr(err, "")
+}
+
+// predicate builds the storage predicate for opts, refusing field
+// selectors on fields the type does not support.
+func (s *Store) predicate(opts ListOptions) (storage.Predicate, error) {
+	if opts.Field != nil {
+		for _, r := range opts.Field.Requirements() {
+			if !s.selectable(r.Field) {
+				return storage.Predicate{}, api.NewBadRequest(fmt.Sprintf("field label not supported: %s", r.Field))
+			}
+		}
+	}
+	return storage.Predicate{Label: opts.Label, Field: opts.Field, Attrs: AttrFunc(s.t)}, nil
+}
+
+// selectable reports whether a field selector may use path on this type.
+func (s *Store) selectable(path string) bool {
+	if path == "metadata.name" || (path == "metadata.namespace" && s.t.Namespaced) {
+		return true
+	}
+	for _, f := range s.t.SelectableFields {
+		if f == path {
+			return true
+		}
+	}
+	return false
+}

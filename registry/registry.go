@@ -1,0 +1,174 @@
+package registry
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/miniapi/miniapi/storage"
+)
+
+// StorageFactory builds the storage for one resource type. It returns the
+// storage and a function that releases it (stopping a cacher, say), which
+// the registry calls when the type is removed or the registry closed.
+type StorageFactory func(t *Type, keys storage.ResourceKeys, attrs storage.AttrFunc) (storage.Interface, func() error, error)
+
+// Config configures a Registry.
+type Config struct {
+	// Storage builds each type's storage; required.
+	Storage StorageFactory
+	// KeyRoot is the etcd key prefix of every object; "" means
+	// storage.DefaultRoot.
+	KeyRoot string
+	// Logger receives the registry's logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Registry is the live set of served resource types. Readers take an
+// immutable Snapshot; Add and Remove publish a new one, so types come and go
+// while requests are served.
+type Registry struct {
+	cfg Config
+
+	// mu serialises Add, Remove and Close; readers never take it.
+	mu     sync.Mutex
+	closed bool
+	snap   atomic.Pointer[Snapshot]
+}
+
+// New returns an empty registry.
+func New(cfg Config) *Registry {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	r := &Registry{cfg: cfg}
+	r.snap.Store(&Snapshot{byGVR: map[GVR]*Resource{}})
+	return r
+}
+
+// Resource is one served type and the Store serving it.
+type Resource struct {
+	Type  Type
+	Store *Store
+	close func() error
+}
+
+// Snapshot is an immutable view of the registry at one moment.
+type Snapshot struct {
+	byGVR map[GVR]*Resource
+	// sorted by group, version, plural
+	all []*Resource
+}
+
+// Snapshot returns the current set of types.
+func (r *Registry) Snapshot() *Snapshot { return r.snap.Load() }
+
+// Lookup returns the resource served at group/version/plural.
+func (s *Snapshot) Lookup(group, version, plural string) (*Resource, bool) {
+	res, ok := s.byGVR[GVR{group, version, plural}]
+	return res, ok
+}
+
+// Resources returns every served resource, ordered by group, version and
+// plural. The slice must not be modified.
+func (s *Snapshot) Resources() []*Resource { return s.all }
+
+// Add starts serving t. Adding a type whose group, version and plural are
+// already served is an error.
+func (r *Registry) Add(t Type) error {
+	t, err := t.withDefaults()
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return errors.New("registry: closed")
+	}
+	old := r.snap.Load()
+	gvr := t.GVR()
+	if _, ok := old.byGVR[gvr]; ok {
+		return fmt.Errorf("registry: %s is already registered", gvr)
+	}
+	keys := storage.ResourceKeys{Root: r.cfg.KeyRoot, Group: t.Group, Resource: t.Plural, Namespaced: t.Namespaced}
+	st, closeFn, err := r.cfg.Storage(&t, keys, AttrFunc(&t))
+	if err != nil {
+		return fmt.Errorf("registry: storage for %s: %w", gvr, err)
+	}
+	res := &Resource{Type: t, close: closeFn}
+	res.Store = newStore(&res.Type, keys, st, r)
+	r.publishLocked(old, res, nil)
+	r.cfg.Logger.Debug("registry: type added", "resource", gvr.String())
+	return nil
+}
+
+// Remove stops serving the type at gvr and releases its storage. Stored
+// objects stay in etcd.
+func (r *Registry) Remove(gvr GVR) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.snap.Load()
+	res, ok := old.byGVR[gvr]
+	if !ok {
+		return fmt.Errorf("registry: %s is not registered", gvr)
+	}
+	r.publishLocked(old, nil, res)
+	if res.close != nil {
+		return res.close()
+	}
+	return nil
+}
+
+// Close removes every type and releases their storage.
+func (r *Registry) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	old := r.snap.Swap(&Snapshot{byGVR: map[GVR]*Resource{}})
+	var errs []error
+	for _, res := range old.all {
+		if res.close != nil {
+			errs = append(errs, res.close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// publishLocked stores a new snapshot: old plus add, minus remove.
+func (r *Registry) publishLocked(old *Snapshot, add, remove *Resource) {
+	next := &Snapshot{byGVR: make(map[GVR]*Resource, len(old.byGVR)+1)}
+	for k, v := range old.byGVR {
+		if v != remove {
+			next.byGVR[k] = v
+		}
+	}
+	if add != nil {
+		next.byGVR[add.Type.GVR()] = add
+	}
+	for _, v := range next.byGVR {
+		next.all = append(next.all, v)
+	}
+	slices.SortFunc(next.all, func(a, b *Resource) int {
+		if c := strings.Compare(a.Type.Group, b.Type.Group); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Type.Version, b.Type.Version); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Type.Plural, b.Type.Plural)
+	})
+	r.snap.Store(next)
+}
+
+// namespaceStore returns the Store of core/v1 namespaces, if served.
+func (r *Registry) namespaceStore() (*Store, bool) {
+	res, ok := r.Snapshot().Lookup("", "v1", "namespaces")
+	if !ok {
+		return nil, false
+	}
+	return res.Store, true
+}

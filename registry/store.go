@@ -1,0 +1,97 @@
+package registry
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/storage"
+)
+
+// Store serves every verb for one resource type over a storage.Interface.
+// It owns Kubernetes' metadata rules (uid, timestamps, generation,
+// generateName, resourceVersion preconditions) and calls the type's
+// Strategy for the rest. Handlers translate HTTP into its methods.
+type Store struct {
+	t       *Type
+	keys    storage.ResourceKeys
+	storage storage.Interface
+	reg     *Registry
+}
+
+func newStore(t *Type, keys storage.ResourceKeys, s storage.Interface, reg *Registry) *Store {
+	return &Store{t: t, keys: keys, storage: s, reg: reg}
+}
+
+// Type returns the type this Store serves.
+func (s *Store) Type() *Type { return s.t }
+
+// Storage returns the storage under this Store (for wiring and tests).
+func (s *Store) Storage() storage.Interface { return s.storage }
+
+// decode turns stored or request bytes into an Object.
+func decode(data []byte) (*api.Object, error) {
+	var obj api.Object
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return nil, fmt.Errorf("registry: decode stored object: %w", err)
+	}
+	return &obj, nil
+}
+
+// encode returns the canonical bytes of obj.
+func encode(obj *api.Object) ([]byte, error) {
+	return json.Marshal(obj)
+}
+
+// encodeWithoutRV returns the canonical bytes of obj with no
+// resourceVersion, the form compared to detect no-op writes.
+func encodeWithoutRV(obj *api.Object) ([]byte, error) {
+	rv := obj.Metadata.ResourceVersion
+	obj.Metadata.ResourceVersion = ""
+	defer func() { obj.Metadata.ResourceVersion = rv }()
+	return json.Marshal(obj)
+}
+
+// namespaceOf returns the namespace a request addresses for this type:
+// the URL's for namespaced types, "" for cluster-scoped ones.
+func (s *Store) namespaceOf(ns string) string {
+	if !s.t.Namespaced {
+		return ""
+	}
+	return ns
+}
+
+// checkTypeMeta makes apiVersion and kind in a body agree with the URL,
+// filling them in when absent, as kube-apiserver's decoder defaults them.
+func (s *Store) checkTypeMeta(obj *api.Object) error {
+	want := s.t.APIVersion()
+	switch {
+	case obj.APIVersion == "":
+		obj.APIVersion = want
+	case obj.APIVersion != want:
+		return api.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", obj.APIVersion, want))
+	}
+	switch {
+	case obj.Kind == "":
+		obj.Kind = s.t.Kind
+	case obj.Kind != s.t.Kind:
+		return api.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", obj.Kind, s.t.Kind))
+	}
+	return nil
+}
+
+// checkNamespace makes the body's namespace agree with the URL's.
+func (s *Store) checkNamespace(obj *api.Object, ns string) error {
+	if !s.t.Namespaced {
+		// kube-apiserver clears a namespace sent for a cluster-scoped object.
+		obj.Metadata.Namespace = ""
+		return nil
+	}
+	switch {
+	case obj.Metadata.Namespace == "":
+		obj.Metadata.Namespace = ns
+	case obj.Metadata.Namespace != ns:
+		return api.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
+}

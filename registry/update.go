@@ -1,0 +1,226 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/storage"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// UpdateOptions qualify an Update or a Patch.
+type UpdateOptions struct {
+	// DryRun validates and answers without persisting.
+	DryRun bool
+	// Subresource is "" for the main resource or "status".
+	Subresource string
+
+	// markDeleting sets deletionTimestamp: Delete's path for objects
+	// with finalizers.
+	markDeleting bool
+}
+
+// Subresources a Store serves.
+const (
+	SubresourceStatus = "status"
+)
+
+// transform computes an update's desired object from the current one. It
+// returns a fresh object the caller may modify.
+type transform func(current *api.Object) (*api.Object, error)
+
+// Update replaces the named object with obj. A resourceVersion in obj
+// makes the update conditional on it (409 Conflict if stale); without one
+// the update is unconditional, as kube-apiserver allows for these types.
+// An update that changes nothing writes nothing.
+func (s *Store) Update(ctx context.Context, ns, name string, obj *api.Object, opts UpdateOptions) (*storage.Object, error) {
+	ns = s.namespaceOf(ns)
+	if err := s.checkTypeMeta(obj); err != nil {
+		return nil, err
+	}
+	if obj.Metadata.Name == "" {
+		obj.Metadata.Name = name
+	}
+	if obj.Metadata.Name != name {
+		return nil, api.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", obj.Metadata.Name, name))
+	}
+	if err := s.checkNamespace(obj, ns); err != nil {
+		return nil, err
+	}
+	return s.update(ctx, ns, name, opts, func(*api.Object) (*api.Object, error) {
+		return obj.DeepCopy(), nil
+	})
+}
+
+// update runs one guaranteed update: next computes the desired object,
+// which is then merged with the server-owned state, validated and written.
+func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions, next transform) (*storage.Object, error) {
+	if opts.Subresource != "" && (opts.Subresource != SubresourceStatus || !hasStatus(s.t.Strategy)) {
+		return nil, api.NewNotFound(s.t.GroupResource(), name)
+	}
+	key := s.keys.Key(ns, name)
+	var toDelete bool
+	try := func(cur *storage.Object) ([]byte, error) {
+		old, err := decode(cur.Data)
+		if err != nil {
+			return nil, err
+		}
+		obj, err := next(old.DeepCopy())
+		if err != nil {
+			return nil, err
+		}
+		if obj.Metadata.ResourceVersion != "" && obj.Metadata.ResourceVersion != old.Metadata.ResourceVersion {
+			return nil, api.NewConflict(s.t.GroupResource(), name, api.ConflictModified)
+		}
+		if err := s.prepareForUpdate(obj, old, opts); err != nil {
+			return nil, err
+		}
+		if errs := s.validateUpdate(obj, old); len(errs) > 0 {
+			return nil, api.NewInvalid(s.t.GroupKind(), name, errs)
+		}
+		toDelete = obj.Metadata.DeletionTimestamp != nil && len(obj.Metadata.Finalizers) == 0
+		newBytes, err := encodeWithoutRV(obj)
+		if err != nil {
+			return nil, err
+		}
+		oldBytes, err := encodeWithoutRV(old)
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Equal(newBytes, oldBytes) {
+			// Nothing changed: hand back the current bytes so storage
+			// writes nothing and the resourceVersion stays.
+			return cur.Data, nil
+		}
+		return newBytes, nil
+	}
+	if opts.DryRun {
+		cur, err := s.storage.Get(ctx, key, storage.GetOptions{})
+		if err != nil {
+			return nil, s.statusErr(err, name)
+		}
+		data, err := try(cur)
+		if err != nil {
+			return nil, s.statusErr(err, name)
+		}
+		return &storage.Object{Key: key, Revision: cur.Revision, Data: data}, nil
+	}
+	out, err := s.storage.GuaranteedUpdate(ctx, key, storage.UpdateOptions{}, try)
+	if err != nil {
+		return nil, s.statusErr(err, name)
+	}
+	if toDelete {
+		// The last finalizer is gone from an object being deleted: finish
+		// the deletion, unless someone changed it meanwhile.
+		rv := storage.FormatResourceVersion(out.Revision)
+		deleted, err := s.storage.Delete(ctx, key, storage.DeleteOptions{Preconditions: &storage.Preconditions{ResourceVersion: &rv}})
+		switch {
+		case err == nil:
+			return deleted, nil
+		case storage.IsNotFound(err) || storage.IsConflict(err):
+			return out, nil
+		default:
+			return nil, s.statusErr(err, name)
+		}
+	}
+	return out, nil
+}
+
+// prepareForUpdate carries over what clients may not change and applies
+// the subresource rules, as kube-apiserver's BeforeUpdate does.
+func (s *Store) prepareForUpdate(obj, old *api.Object, opts UpdateOptions) error {
+	subresource := opts.Subresource
+	if subresource == SubresourceStatus {
+		// Only .status changes through /status.
+		status, ok := obj.Fields["status"]
+		*obj = *old.DeepCopy()
+		if ok {
+			obj.Fields["status"] = status
+		} else {
+			delete(obj.Fields, "status")
+		}
+	} else if hasStatus(s.t.Strategy) {
+		// The main resource never changes .status of a type that has /status.
+		if st, ok := old.Fields["status"]; ok {
+			obj.Fields["status"] = st
+		} else {
+			delete(obj.Fields, "status")
+		}
+	}
+	m, om := &obj.Metadata, &old.Metadata
+	if m.UID == "" {
+		m.UID = om.UID
+	}
+	m.CreationTimestamp = om.CreationTimestamp
+	m.DeletionTimestamp = om.DeletionTimestamp
+	m.DeletionGracePeriodSeconds = om.DeletionGracePeriodSeconds
+	if opts.markDeleting && m.DeletionTimestamp == nil {
+		now, zero := api.Now(), int64(0)
+		m.DeletionTimestamp, m.DeletionGracePeriodSeconds = &now, &zero
+	}
+	m.SelfLink = ""
+	m.Generation = om.Generation
+	if subresource == "" {
+		if d, ok := s.t.Strategy.(Defaulter); ok {
+			d.Default(obj)
+		}
+		if err := s.normalize(obj); err != nil {
+			return err
+		}
+	}
+	if s.bumpsGeneration(obj, old) {
+		m.Generation = om.Generation + 1
+	}
+	m.ResourceVersion = ""
+	return nil
+}
+
+// bumpsGeneration reports whether an update changes the object's spec: by
+// default anything outside metadata and status.
+func (s *Store) bumpsGeneration(obj, old *api.Object) bool {
+	if p, ok := s.t.Strategy.(GenerationPolicy); ok {
+		return p.BumpsGeneration(obj, old)
+	}
+	for k := range obj.Fields {
+		if k != "status" && !api.FieldEqual(obj, old, k) {
+			return true
+		}
+	}
+	for k := range old.Fields {
+		if _, ok := obj.Fields[k]; !ok && k != "status" {
+			return true
+		}
+	}
+	return false
+}
+
+// validateUpdate checks metadata rules for updates and asks the strategy.
+func (s *Store) validateUpdate(obj, old *api.Object) field.ErrorList {
+	errs := ValidateObjectMeta(&obj.Metadata, s.t.Namespaced, s.t.NameValidation)
+	errs = append(errs, ValidateObjectMetaUpdate(&obj.Metadata, &old.Metadata)...)
+	if old.Metadata.DeletionTimestamp != nil {
+		errs = append(errs, noNewFinalizers(obj.Metadata.Finalizers, old.Metadata.Finalizers)...)
+	}
+	if v, ok := s.t.Strategy.(UpdateValidator); ok {
+		errs = append(errs, v.ValidateUpdate(obj, old)...)
+	}
+	return errs
+}
+
+// noNewFinalizers refuses finalizers added to an object being deleted.
+func noNewFinalizers(next, prev []string) field.ErrorList {
+	had := make(map[string]bool, len(prev))
+	for _, f := range prev {
+		had[f] = true
+	}
+	var errs field.ErrorList
+	for _, f := range next {
+		if !had[f] {
+			errs = append(errs, field.Forbidden(field.NewPath("metadata", "finalizers"),
+				fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %q", []string{f})))
+		}
+	}
+	return errs
+}
