@@ -1,0 +1,180 @@
+package etcd3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
+	"go.uber.org/zap"
+)
+
+// DefaultStartTimeout bounds how long StartEmbedded waits for the member to
+// become ready when EmbeddedConfig.StartTimeout is zero.
+const DefaultStartTimeout = 30 * time.Second
+
+// EmbeddedConfig configures an embedded single-member etcd.
+type EmbeddedConfig struct {
+	// Dir holds etcd's data (WAL and database). It is created if missing;
+	// starting again on the same Dir resumes with the data and revisions
+	// it holds. Required.
+	Dir string
+
+	// UnsafeNoFsync skips fsync on every write. Data written shortly
+	// before a machine crash may be lost; tests and throwaway dev servers
+	// set it for speed.
+	UnsafeNoFsync bool
+
+	// Logger receives etcd's own log output. Nil discards it.
+	Logger *slog.Logger
+
+	// StartTimeout bounds the wait for the member to elect itself leader
+	// and serve; zero means DefaultStartTimeout. The ctx passed to
+	// StartEmbedded bounds it too.
+	StartTimeout time.Duration
+
+	// AutoCompactionRetention, when positive, makes etcd compact its
+	// history periodically, keeping at least this much of it
+	// (kube-apiserver compacts every 5 minutes). Zero keeps all history.
+	AutoCompactionRetention time.Duration
+
+	// QuotaBackendBytes caps the database size; zero is etcd's default
+	// (2 GiB).
+	QuotaBackendBytes int64
+
+	// LoopbackClient makes Client talk to the member over gRPC on the
+	// loopback listener instead of in-process. The in-process client is
+	// the default because it is faster (see BenchmarkEmbeddedClient);
+	// the loopback one exercises the same path an external cluster does.
+	LoopbackClient bool
+}
+
+// Embedded is a running single-member etcd inside this process. It
+// listens for clients on an ephemeral loopback port (Endpoint) and opens no
+// peer listener, so any number of members can run in one process or on one
+// machine.
+type Embedded struct {
+	// Client talks to the member; Close closes it. Share it; do not close
+	// it yourself.
+	Client *clientv3.Client
+
+	etcd     *embed.Etcd
+	endpoint string
+}
+
+// Endpoint is the member's client URL (http://127.0.0.1:<port>), for
+// clients in other processes or for a loopback client of your own.
+func (e *Embedded) Endpoint() string { return e.endpoint }
+
+// Close closes Client, stops the member and returns once it has stopped
+// and released Dir.
+func (e *Embedded) Close() error {
+	var err error
+	if e.Client != nil {
+		err = e.Client.Close()
+	}
+	e.etcd.Close()
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("etcd3: close embedded client: %w", err)
+	}
+	return nil
+}
+
+// memberName names the single member. It is fixed: etcd records it in the
+// data directory and a restart on the same Dir must present it again.
+const memberName = "miniapi"
+
+// unusedPeerURL is the peer URL the member advertises. A single member
+// never dials its peers, so nothing listens on it; it is fixed (rather
+// than an ephemeral port) because etcd records it at bootstrap and checks
+// it against the initial cluster on every start.
+var unusedPeerURL = url.URL{Scheme: "http", Host: "127.0.0.1:2380"}
+
+// StartEmbedded starts a single-member etcd on cfg.Dir and returns once it
+// serves (or ctx ends, or cfg.StartTimeout passes). The caller must Close
+// it.
+func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("etcd3: embedded etcd needs a data directory")
+	}
+	ec := embed.NewConfig()
+	ec.Name = memberName
+	ec.Dir = cfg.Dir
+	ec.UnsafeNoFsync = cfg.UnsafeNoFsync
+	lg := zap.NewNop()
+	if cfg.Logger != nil {
+		lg = zap.New(newSlogCore(cfg.Logger.Handler()))
+	}
+	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg)
+
+	// Port 0: the kernel picks a free port, so instances never collide.
+	// The advertised client URL is only recorded in the member list.
+	clientURL := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
+	ec.ListenClientUrls = []url.URL{clientURL}
+	ec.AdvertiseClientUrls = []url.URL{clientURL}
+	ec.ListenPeerUrls = nil
+	ec.AdvertisePeerUrls = []url.URL{unusedPeerURL}
+	ec.InitialCluster = memberName + "=" + unusedPeerURL.String()
+	ec.InitialClusterToken = "miniapi-embedded"
+	// The gateway dials the listen address, which is unknown with port 0;
+	// miniapi does not use etcd's HTTP/JSON gateway.
+	ec.EnableGRPCGateway = false
+	// A single voter elects itself on its first election tick; short
+	// ticks make startup fast, and there are no peers to heartbeat.
+	ec.TickMs = 10
+	ec.ElectionMs = 100
+	if cfg.AutoCompactionRetention > 0 {
+		ec.AutoCompactionMode = "periodic"
+		ec.AutoCompactionRetention = cfg.AutoCompactionRetention.String()
+	}
+	if cfg.QuotaBackendBytes > 0 {
+		ec.QuotaBackendBytes = cfg.QuotaBackendBytes
+	}
+
+	e, err := embed.StartEtcd(ec)
+	if err != nil {
+		return nil, fmt.Errorf("etcd3: start embedded etcd in %s: %w", cfg.Dir, err)
+	}
+	timeout := cfg.StartTimeout
+	if timeout <= 0 {
+		timeout = DefaultStartTimeout
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		e.Close()
+		return nil, fmt.Errorf("etcd3: embedded etcd failed to start: %w", err)
+	case <-timer.C:
+		e.Close()
+		return nil, fmt.Errorf("etcd3: embedded etcd not ready after %v", timeout)
+	case <-ctx.Done():
+		e.Close()
+		return nil, fmt.Errorf("etcd3: start embedded etcd: %w", ctx.Err())
+	}
+	if len(e.Clients) == 0 {
+		e.Close()
+		return nil, errors.New("etcd3: embedded etcd has no client listener")
+	}
+	emb := &Embedded{etcd: e, endpoint: "http://" + e.Clients[0].Addr().String()}
+	if cfg.LoopbackClient {
+		emb.Client, err = clientv3.New(clientv3.Config{
+			Endpoints:   []string{emb.endpoint},
+			DialTimeout: timeout,
+			Logger:      lg,
+		})
+		if err != nil {
+			e.Close()
+			return nil, fmt.Errorf("etcd3: connect to embedded etcd: %w", err)
+		}
+	} else {
+		emb.Client = v3client.New(e.Server)
+	}
+	return emb, nil
+}

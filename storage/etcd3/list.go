@@ -1,0 +1,149 @@
+package etcd3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/miniapi/miniapi/storage"
+)
+
+// maxPageSize caps one etcd range read when a selector filters a paged
+// list and the store fetches more pages to fill it (Kubernetes' value).
+const maxPageSize = 10000
+
+// List implements storage.Interface.
+//
+// Which revision it reads, as kube-apiserver does: a continue token's
+// revision; else for ResourceVersionMatch Exact, and for a paged list with
+// resourceVersion N and no match (the legacy rule), revision N; else the
+// latest, which must be at least resourceVersion N when one is given. A
+// paged list pins every later page to its first page's revision. With a
+// selector, the store keeps reading (doubling the page size, up to
+// maxPageSize) until it has Limit matching items or the range is done.
+func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOptions) (*storage.List, error) {
+	if !strings.HasSuffix(prefix, "/") {
+		return nil, storage.NewError(storage.CodeInvalid, prefix, 0, errors.New("etcd3: list prefix must end in /"))
+	}
+	minRev, err := parseRV(prefix, opts.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	fromKey := prefix
+	var readRev int64 // 0: latest, then pinned to the first read
+	switch {
+	case opts.Continue != "":
+		if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
+			return nil, storage.NewError(storage.CodeInvalid, prefix, 0,
+				errors.New("etcd3: specifying resource version is not allowed when using continue"))
+		}
+		fromKey, readRev, err = storage.DecodeContinue(opts.Continue, prefix)
+		if err != nil {
+			return nil, err
+		}
+		minRev = 0
+	default:
+		switch opts.ResourceVersionMatch {
+		case "":
+			if opts.Limit > 0 && minRev > 0 {
+				readRev = minRev
+			}
+		case storage.MatchNotOlderThan:
+			if opts.ResourceVersion == "" {
+				return nil, storage.NewError(storage.CodeInvalid, prefix, 0,
+					errors.New("etcd3: resourceVersionMatch is forbidden unless resourceVersion is provided"))
+			}
+		case storage.MatchExact:
+			if minRev == 0 {
+				return nil, storage.NewError(storage.CodeInvalid, prefix, 0,
+					errors.New("etcd3: resourceVersionMatch Exact needs a resourceVersion other than 0"))
+			}
+			readRev = minRev
+		default:
+			return nil, storage.NewError(storage.CodeInvalid, prefix, 0,
+				fmt.Errorf("etcd3: unknown resourceVersionMatch %q", opts.ResourceVersionMatch))
+		}
+	}
+
+	rangeEnd := clientv3.GetPrefixRangeEnd(prefix)
+	limit := opts.Limit
+	filtered := !opts.Predicate.Empty()
+	list := &storage.List{Items: []*storage.Object{}}
+	var lastKey string
+	for {
+		ops := []clientv3.OpOption{clientv3.WithRange(rangeEnd)}
+		if limit > 0 {
+			ops = append(ops, clientv3.WithLimit(limit))
+		}
+		if readRev > 0 {
+			ops = append(ops, clientv3.WithRev(readRev))
+		}
+		resp, err := s.client.Get(ctx, fromKey, ops...)
+		if err != nil {
+			return nil, listError(prefix, opts.Continue != "", err)
+		}
+		if readRev == 0 {
+			if err := checkNotTooLarge(prefix, minRev, resp.Header.Revision); err != nil {
+				return nil, err
+			}
+			readRev = resp.Header.Revision
+		}
+		hasMore := resp.More
+		for i, kv := range resp.Kvs {
+			if opts.Limit > 0 && int64(len(list.Items)) >= opts.Limit {
+				hasMore = true
+				break
+			}
+			lastKey = string(kv.Key)
+			obj, err := objectFromKV(kv)
+			if err != nil {
+				return nil, err
+			}
+			resp.Kvs[i] = nil // let a long list's values go early
+			if filtered {
+				ok, err := opts.Predicate.MatchesData(obj.Data)
+				if err != nil {
+					return nil, storage.NewError(storage.CodeInternal, obj.Key, obj.Revision, fmt.Errorf("etcd3: filter: %w", err))
+				}
+				if !ok {
+					continue
+				}
+			}
+			list.Items = append(list.Items, obj)
+		}
+		if !hasMore || opts.Limit <= 0 {
+			break
+		}
+		if int64(len(list.Items)) >= opts.Limit {
+			list.Continue, err = storage.EncodeContinue(lastKey+"\x00", prefix, readRev)
+			if err != nil {
+				return nil, storage.NewError(storage.CodeInternal, prefix, readRev, fmt.Errorf("etcd3: %w", err))
+			}
+			if !filtered {
+				// Count is every key from fromKey on; this page took Limit.
+				remaining := resp.Count - opts.Limit
+				list.RemainingItemCount = &remaining
+			}
+			break
+		}
+		// A selector dropped items: read on, in larger pages.
+		limit = min(limit*2, max(maxPageSize, opts.Limit))
+		fromKey = lastKey + "\x00"
+	}
+	list.Revision = readRev
+	return list, nil
+}
+
+// listError converts a range read's error; a compacted continue token
+// gets Kubernetes' explanation.
+func listError(prefix string, continuing bool, err error) error {
+	serr := etcdError(prefix, "list", err)
+	if continuing && storage.IsCompacted(serr) {
+		return storage.NewError(storage.CodeCompacted, prefix, 0,
+			fmt.Errorf("etcd3: the provided continue parameter is too old to display a consistent list result, start a new list: %w", err))
+	}
+	return serr
+}

@@ -1,0 +1,296 @@
+package etcd3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/miniapi/miniapi/storage"
+)
+
+// watchBufferSize is how many events a watcher holds for a slow consumer
+// before its goroutine waits; etcd's client buffers behind it.
+const watchBufferSize = 100
+
+// Watch implements storage.Interface.
+//
+// Where it starts: with initial events (resourceVersion "" or "0", unless
+// SendInitialEvents is false; or SendInitialEvents true with any
+// resourceVersion) it reads the current objects at revision R, sends them
+// as Added (a Bookmark with InitialEventsEnd and revision R follows when
+// SendInitialEvents is true) and then the changes after R. With
+// resourceVersion N it sends the changes after N; with SendInitialEvents
+// false and no resourceVersion, the changes after the current revision.
+//
+// A watch whose revision has been compacted delivers one ErrorEvent with a
+// Compacted error carrying the compact revision, then closes; so does any
+// other failure, with the error it had. Progress notifications from etcd
+// (periodic, or after RequestProgress) arrive as Bookmarks when
+// opts.ProgressNotify is set. opts.AllowBookmarks is left to the cacher.
+func (s *Store) Watch(ctx context.Context, prefix string, opts storage.WatchOptions) (storage.Watcher, error) {
+	rv, err := parseRV(prefix, opts.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	initial := rv == 0
+	if opts.SendInitialEvents != nil {
+		initial = *opts.SendInitialEvents
+	}
+	startRev := rv // events after startRev
+	if !initial && rv == 0 {
+		// Pin the start now, so that every change after Watch returns
+		// is delivered.
+		if startRev, err = s.CurrentRevision(ctx); err != nil {
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	w := &watcher{
+		store:    s,
+		prefix:   prefix,
+		opts:     opts,
+		initial:  initial,
+		minRev:   rv,
+		startRev: startRev,
+		ctx:      ctx,
+		cancel:   cancel,
+		result:   make(chan storage.Event, watchBufferSize),
+	}
+	go w.run()
+	return w, nil
+}
+
+// RequestProgress asks etcd to send a progress notification on this
+// Store's watch stream; every watch of the Store opened with
+// ProgressNotify then delivers a Bookmark carrying etcd's current revision
+// (once etcd has sent it everything up to that revision).
+func (s *Store) RequestProgress(ctx context.Context) error {
+	if err := s.client.RequestProgress(s.streamContext(ctx)); err != nil {
+		return fmt.Errorf("etcd3: request progress: %w", err)
+	}
+	return nil
+}
+
+// streamContext gives ctx this Store's watch stream metadata, replacing
+// any outgoing metadata ctx had, so every Watch and RequestProgress of
+// the Store picks the same gRPC stream.
+func (s *Store) streamContext(ctx context.Context) context.Context {
+	return metadata.NewOutgoingContext(ctx, s.watchMD)
+}
+
+// watcher is one running Watch. Its goroutine (run) is the only sender on
+// result and closes it when it returns; Stop cancels ctx.
+type watcher struct {
+	store    *Store
+	prefix   string
+	opts     storage.WatchOptions
+	initial  bool  // send the current objects first
+	minRev   int64 // the initial snapshot must be at least this new
+	startRev int64 // stream the changes after this; set by run with initial events
+	ctx      context.Context
+	cancel   context.CancelFunc
+	result   chan storage.Event
+}
+
+// ResultChan implements storage.Watcher.
+func (w *watcher) ResultChan() <-chan storage.Event { return w.result }
+
+// Stop implements storage.Watcher. It does not wait; result closes once
+// the goroutine has seen the cancellation.
+func (w *watcher) Stop() { w.cancel() }
+
+func (w *watcher) run() {
+	defer close(w.result)
+	defer w.cancel() // release the etcd watch if run ends on its own
+	var snapshot []*mvccpb.KeyValue
+	if w.initial {
+		var err error
+		snapshot, w.startRev, err = w.readSnapshot()
+		if err != nil {
+			w.sendError(err)
+			return
+		}
+	}
+	startRev := w.startRev
+	ops := []clientv3.OpOption{clientv3.WithRev(startRev + 1), clientv3.WithPrevKV()}
+	if strings.HasSuffix(w.prefix, "/") {
+		ops = append(ops, clientv3.WithPrefix())
+	}
+	if w.opts.ProgressNotify {
+		ops = append(ops, clientv3.WithProgressNotify())
+	}
+	// Open the etcd watch before sending the snapshot, so that etcd
+	// holds revision startRev+1 on while a slow consumer takes it.
+	wch := w.store.client.Watch(w.store.streamContext(w.ctx), w.prefix, ops...)
+
+	for _, kv := range snapshot {
+		obj, err := objectFromKV(kv)
+		if err != nil {
+			w.sendError(err)
+			return
+		}
+		if ok, err := w.matches(obj.Data); err != nil {
+			w.sendError(err)
+			return
+		} else if ok && !w.send(storage.Event{Type: storage.Added, Object: obj}) {
+			return
+		}
+	}
+	if w.opts.SendInitialEvents != nil && *w.opts.SendInitialEvents {
+		ev := storage.Event{Type: storage.Bookmark, Object: &storage.Object{Revision: startRev}, InitialEventsEnd: true}
+		if !w.send(ev) {
+			return
+		}
+	}
+
+	for resp := range wch {
+		if err := resp.Err(); err != nil {
+			w.sendError(w.watchError(resp, err))
+			return
+		}
+		if resp.IsProgressNotify() {
+			if w.opts.ProgressNotify && !w.send(storage.Event{Type: storage.Bookmark, Object: &storage.Object{Revision: resp.Header.Revision}}) {
+				return
+			}
+			continue
+		}
+		for _, e := range resp.Events {
+			ev, ok, err := w.transform(e)
+			if err != nil {
+				w.sendError(err)
+				return
+			}
+			if ok && !w.send(ev) {
+				return
+			}
+		}
+	}
+	// etcd's channel closes when our ctx ends, and otherwise only when
+	// the client is closed.
+	if w.ctx.Err() == nil {
+		w.sendError(storage.NewError(storage.CodeInternal, w.prefix, 0, errors.New("etcd3: watch channel closed")))
+	}
+}
+
+// readSnapshot reads the current objects under the prefix (or the one
+// key) at one revision, in pages, and returns them with that revision.
+func (w *watcher) readSnapshot() ([]*mvccpb.KeyValue, int64, error) {
+	var kvs []*mvccpb.KeyValue
+	var rev int64
+	from, ops := w.prefix, []clientv3.OpOption{clientv3.WithLimit(maxPageSize)}
+	if strings.HasSuffix(w.prefix, "/") {
+		ops = append(ops, clientv3.WithRange(clientv3.GetPrefixRangeEnd(w.prefix)))
+	}
+	for {
+		resp, err := w.store.client.Get(w.ctx, from, ops...)
+		if err != nil {
+			return nil, 0, etcdError(w.prefix, "watch: read initial state", err)
+		}
+		if rev == 0 {
+			rev = resp.Header.Revision
+			if err := checkNotTooLarge(w.prefix, w.minRev, rev); err != nil {
+				return nil, 0, err
+			}
+			ops = append(ops, clientv3.WithRev(rev))
+		}
+		kvs = append(kvs, resp.Kvs...)
+		if !resp.More || len(resp.Kvs) == 0 {
+			return kvs, rev, nil
+		}
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
+
+// transform turns an etcd event into the event this watch delivers, if
+// any: with a selector, an object that starts matching is Added and one
+// that stops matching is Deleted (carrying its previous content at the
+// event's revision).
+func (w *watcher) transform(e *clientv3.Event) (storage.Event, bool, error) {
+	key := string(e.Kv.Key)
+	rev := e.Kv.ModRevision
+	var cur, prev *storage.Object
+	var err error
+	if e.PrevKv != nil {
+		if prev, err = objectFromKV(e.PrevKv); err != nil {
+			return storage.Event{}, false, err
+		}
+	} else if !e.IsCreate() {
+		return storage.Event{}, false, storage.NewError(storage.CodeInternal, key, rev,
+			fmt.Errorf("etcd3: watch event at revision %d has no previous value", rev))
+	}
+	if e.Type == clientv3.EventTypePut {
+		if cur, err = objectFromKV(e.Kv); err != nil {
+			return storage.Event{}, false, err
+		}
+	}
+	curMatch, prevMatch := cur != nil, prev != nil
+	if cur != nil {
+		if curMatch, err = w.matches(cur.Data); err != nil {
+			return storage.Event{}, false, err
+		}
+	}
+	if prev != nil && !w.opts.Predicate.Empty() {
+		if prevMatch, err = w.matches(prev.Data); err != nil {
+			return storage.Event{}, false, err
+		}
+	}
+	switch {
+	case curMatch && prevMatch:
+		return storage.Event{Type: storage.Modified, Object: cur, PrevObject: prev}, true, nil
+	case curMatch:
+		return storage.Event{Type: storage.Added, Object: cur}, true, nil
+	case prevMatch:
+		// Deleted, or no longer selected: the last state the watch
+		// saw, at the revision it went away.
+		gone, err := newObject(key, e.PrevKv.Value, rev)
+		if err != nil {
+			return storage.Event{}, false, err
+		}
+		return storage.Event{Type: storage.Deleted, Object: gone, PrevObject: prev}, true, nil
+	}
+	return storage.Event{}, false, nil
+}
+
+func (w *watcher) matches(data []byte) (bool, error) {
+	ok, err := w.opts.Predicate.MatchesData(data)
+	if err != nil {
+		return false, storage.NewError(storage.CodeInternal, w.prefix, 0, fmt.Errorf("etcd3: watch filter: %w", err))
+	}
+	return ok, nil
+}
+
+// watchError converts a failed watch response; compaction carries the
+// compact revision, the oldest a new watch can start after.
+func (w *watcher) watchError(resp clientv3.WatchResponse, err error) error {
+	if resp.CompactRevision != 0 || errors.Is(err, rpctypes.ErrCompacted) {
+		return storage.NewError(storage.CodeCompacted, w.prefix, resp.CompactRevision,
+			fmt.Errorf("etcd3: watch from revision %d: %w", w.startRev+1, err))
+	}
+	return etcdError(w.prefix, "watch", err)
+}
+
+// send delivers ev unless the watch has been stopped; it reports whether
+// it did.
+func (w *watcher) send(ev storage.Event) bool {
+	select {
+	case w.result <- ev:
+		return true
+	case <-w.ctx.Done():
+		return false
+	}
+}
+
+// sendError delivers the watch's final ErrorEvent, unless it was stopped
+// (a stopped watch owes nobody an explanation).
+func (w *watcher) sendError(err error) {
+	if w.ctx.Err() != nil {
+		return
+	}
+	w.send(storage.Event{Type: storage.ErrorEvent, Err: err})
+}
