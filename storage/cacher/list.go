@@ -2,6 +2,8 @@ package cacher
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"iter"
 	"slices"
 	"strings"
@@ -32,6 +34,9 @@ func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptio
 	if !c.inPrefix(prefix) || !strings.HasSuffix(prefix, "/") {
 		return c.underlying.List(ctx, prefix, opts)
 	}
+	if err := validateList(prefix, opts); err != nil {
+		return nil, err
+	}
 	if opts.Continue != "" {
 		from, rev, err := storage.DecodeContinue(opts.Continue, prefix)
 		if err != nil {
@@ -47,11 +52,12 @@ func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptio
 		return nil, err
 	}
 	switch {
-	case opts.ResourceVersionMatch == storage.MatchExact:
-		if rv > 0 {
-			if l := c.listAt(ctx, prefix, prefix, rv, opts); l != nil {
-				return l, nil
-			}
+	case opts.ResourceVersionMatch == storage.MatchExact,
+		// Kubernetes' legacy rule: a paged list at N with no match is
+		// pinned to N.
+		opts.ResourceVersionMatch == "" && rv > 0 && opts.Limit > 0:
+		if l := c.listAt(ctx, prefix, prefix, rv, opts); l != nil {
+			return l, nil
 		}
 		return c.underlying.List(ctx, prefix, opts)
 	case opts.ResourceVersion == "":
@@ -81,6 +87,34 @@ func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptio
 	return c.wc.listLocked(prefix, prefix, c.wc.rev, opts), nil
 }
 
+// validateList rejects what the etcd3 store rejects, so that a request
+// fails the same way whichever path would have served it.
+func validateList(prefix string, opts storage.ListOptions) error {
+	invalid := func(msg string) error {
+		return storage.NewError(storage.CodeInvalid, prefix, 0, errors.New(msg))
+	}
+	switch {
+	case opts.Continue != "" && opts.ResourceVersion != "" && opts.ResourceVersion != "0":
+		return invalid("cacher: specifying resource version is not allowed when using continue")
+	case opts.Continue != "":
+		return nil
+	}
+	switch opts.ResourceVersionMatch {
+	case "":
+	case storage.MatchNotOlderThan:
+		if opts.ResourceVersion == "" {
+			return invalid("cacher: resourceVersionMatch is forbidden unless resourceVersion is provided")
+		}
+	case storage.MatchExact:
+		if opts.ResourceVersion == "" || opts.ResourceVersion == "0" {
+			return invalid("cacher: resourceVersionMatch Exact needs a resourceVersion other than 0")
+		}
+	default:
+		return invalid(fmt.Sprintf("cacher: unknown resourceVersionMatch %q", opts.ResourceVersionMatch))
+	}
+	return nil
+}
+
 // listAt returns the page of the list at exactly rev starting at key from,
 // or nil when the cache cannot reconstruct that revision.
 func (c *Cacher) listAt(ctx context.Context, prefix, from string, rev int64, opts storage.ListOptions) *storage.List {
@@ -102,7 +136,7 @@ func (wc *watchCache) listLocked(prefix, from string, rev int64, opts storage.Li
 	pred := opts.Predicate
 	all := pred.Empty()
 	limit := int(opts.Limit)
-	l := &storage.List{Revision: rev}
+	l := &storage.List{Revision: rev, Items: []*storage.Object{}}
 	var last string
 	var more bool
 	var remaining int64
@@ -118,7 +152,7 @@ func (wc *watchCache) listLocked(prefix, from string, rev int64, opts storage.Li
 			remaining++
 			continue
 		}
-		if l.Items == nil {
+		if cap(l.Items) == 0 {
 			l.Items = make([]*storage.Object, 0, wc.sizeHintLocked(prefix, limit))
 		}
 		l.Items = append(l.Items, e.obj)
