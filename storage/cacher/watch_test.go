@@ -45,7 +45,9 @@ func TestWatchStarts(t *testing.T) {
 	a := &storage.Object{Key: testPrefix + "ns/a", Revision: 2}
 	b := &storage.Object{Key: testPrefix + "ns/b", Revision: 3}
 	end := func(rev int64) string { return fmt.Sprintf("BOOKMARK(end)@%d", rev) }
-	added := func(o *storage.Object) string { return "ADDED " + strings.TrimPrefix(o.Key, testPrefix) + fmt.Sprintf("@%d", o.Revision) }
+	added := func(o *storage.Object) string {
+		return "ADDED " + strings.TrimPrefix(o.Key, testPrefix) + fmt.Sprintf("@%d", o.Revision)
+	}
 
 	cases := []struct {
 		name string
