@@ -77,7 +77,7 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 		if err := s.prepareForUpdate(obj, old, opts); err != nil {
 			return nil, err
 		}
-		if errs := s.validateUpdate(obj, old); len(errs) > 0 {
+		if errs := s.validateUpdate(obj, old, opts); len(errs) > 0 {
 			return nil, api.NewInvalid(s.t.GroupKind(), name, errs)
 		}
 		toDelete = obj.Metadata.DeletionTimestamp != nil && len(obj.Metadata.Finalizers) == 0
@@ -197,9 +197,15 @@ func (s *Store) bumpsGeneration(obj, old *api.Object) bool {
 }
 
 // validateUpdate checks metadata rules for updates and asks the strategy.
-func (s *Store) validateUpdate(obj, old *api.Object) field.ErrorList {
+func (s *Store) validateUpdate(obj, old *api.Object, opts UpdateOptions) field.ErrorList {
 	errs := ValidateObjectMeta(&obj.Metadata, s.t.Namespaced, s.t.NameValidation)
-	errs = append(errs, ValidateObjectMetaUpdate(&obj.Metadata, &old.Metadata)...)
+	oldMeta := old.Metadata
+	if opts.markDeleting {
+		// The server itself sets the deletion fields when marking.
+		oldMeta.DeletionTimestamp = obj.Metadata.DeletionTimestamp
+		oldMeta.DeletionGracePeriodSeconds = obj.Metadata.DeletionGracePeriodSeconds
+	}
+	errs = append(errs, ValidateObjectMetaUpdate(&obj.Metadata, &oldMeta)...)
 	if old.Metadata.DeletionTimestamp != nil {
 		errs = append(errs, noNewFinalizers(obj.Metadata.Finalizers, old.Metadata.Finalizers)...)
 	}

@@ -1,0 +1,103 @@
+// Command miniapi serves the Kubernetes API for its registered resource
+// types over etcd: embedded by default, or an external cluster.
+//
+//	miniapi                          # embedded etcd in ./miniapi-data, http://127.0.0.1:8080
+//	miniapi --listen 127.0.0.1:0     # any free port; the URL is printed
+//	miniapi --etcd-servers https://etcd-1:2379,https://etcd-2:2379 --etcd-cafile ca.pem
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/miniapi/miniapi/endpoints"
+	"github.com/miniapi/miniapi/server"
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	if err := newCommand().Execute(); err != nil {
+		os.Exit(1)
+	}
+}
+
+// options are the command's flags.
+type options struct {
+	cfg      server.Config
+	logLevel string
+	etcdLogs bool
+}
+
+func newCommand() *cobra.Command {
+	var o options
+	cmd := &cobra.Command{
+		Use:   "miniapi",
+		Short: "A Kubernetes API server for development and tests, over etcd",
+		Long: `miniapi serves the Kubernetes API (CRUD, list, watch) for its built-in types
+(Namespace, ConfigMap, Secret, Event, Lease) and any types declared in a
+resources file, storing objects in etcd: an embedded member in --data-dir by
+default, or an external cluster with --etcd-servers.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       endpoints.Version,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			err := run(cmd.Context(), o)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "miniapi:", err)
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.cfg.Listen, "listen", server.DefaultListen, "address to serve plain HTTP on (host:port; port 0 picks a free one)")
+	f.StringVar(&o.cfg.DataDir, "data-dir", "miniapi-data", "directory of the embedded etcd member's data (ignored with --etcd-servers)")
+	f.BoolVar(&o.cfg.UnsafeNoFsync, "unsafe-no-fsync", false, "skip fsync in the embedded etcd: faster, but a machine crash can lose recent writes")
+	f.StringSliceVar(&o.cfg.EtcdServers, "etcd-servers", nil, "comma-separated client URLs of an external etcd cluster; no embedded member is started")
+	f.StringVar(&o.cfg.EtcdCertFile, "etcd-certfile", "", "client certificate for TLS to --etcd-servers")
+	f.StringVar(&o.cfg.EtcdKeyFile, "etcd-keyfile", "", "client key for TLS to --etcd-servers")
+	f.StringVar(&o.cfg.EtcdCAFile, "etcd-cafile", "", "CA bundle that verifies --etcd-servers' certificates")
+	f.StringVar(&o.cfg.EtcdPrefix, "etcd-prefix", "/registry", "prefix of every key miniapi writes in etcd")
+	f.StringVar(&o.cfg.ResourcesFile, "resources", "", "YAML file declaring extra resource types to serve (see README)")
+	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug (one line per request), info, warn or error")
+	f.BoolVar(&o.etcdLogs, "etcd-logs", false, "show the embedded etcd's own logs")
+	return cmd
+}
+
+func run(ctx context.Context, o options) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(strings.ToUpper(o.logLevel))); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	o.cfg.Logger = log
+	if o.etcdLogs {
+		o.cfg.EtcdLogger = log
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	srv, err := server.Start(ctx, o.cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("miniapi %s serving on %s\n", endpoints.Version, srv.URL())
+	<-ctx.Done()
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}

@@ -1,0 +1,206 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/miniapi/miniapi/endpoints"
+	"github.com/miniapi/miniapi/endpoints/handlers"
+	"github.com/miniapi/miniapi/registry"
+	"github.com/miniapi/miniapi/storage"
+	"github.com/miniapi/miniapi/storage/etcd3"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Config is everything a miniapi server needs; the miniapi command fills
+// it from flags.
+type Config struct {
+	// Listen is the address to serve HTTP on; "127.0.0.1:0" picks a free
+	// port. Empty means DefaultListen.
+	Listen string
+	// DataDir holds the embedded etcd member's data. Ignored with
+	// EtcdServers.
+	DataDir string
+	// UnsafeNoFsync skips fsync in the embedded etcd (tests, throwaway
+	// servers).
+	UnsafeNoFsync bool
+	// EtcdServers, when set, are the client URLs of an external etcd
+	// cluster to use instead of an embedded member.
+	EtcdServers []string
+	// EtcdCertFile, EtcdKeyFile and EtcdCAFile configure client TLS to
+	// the external cluster.
+	EtcdCertFile, EtcdKeyFile, EtcdCAFile string
+	// EtcdPrefix is the key prefix of every object; empty means
+	// storage.DefaultRoot.
+	EtcdPrefix string
+	// ResourcesFile declares extra types to serve (see
+	// registry.ResourceFile).
+	ResourcesFile string
+	// Logger receives all logs; nil discards them.
+	Logger *slog.Logger
+	// EtcdLogger receives the embedded etcd's own logs; nil discards them.
+	EtcdLogger *slog.Logger
+}
+
+// DefaultListen is where miniapi serves unless told otherwise: loopback,
+// on the port kubectl tries when it has no kubeconfig.
+const DefaultListen = "127.0.0.1:8080"
+
+// Server is a running miniapi.
+type Server struct {
+	log      *slog.Logger
+	embedded *etcd3.Embedded
+	client   *clientv3.Client
+	ownsConn bool
+	reg      *registry.Registry
+	http     *http.Server
+	listener net.Listener
+	url      string
+
+	stopWatches chan struct{}
+	serveDone   chan struct{}
+	serveErr    error
+	shutdown    sync.Once
+}
+
+// Start brings up storage, the registry and the HTTP server, and returns
+// once the server accepts requests. The caller must call Shutdown.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &Server{log: log, stopWatches: make(chan struct{}), serveDone: make(chan struct{})}
+	ok := false
+	defer func() {
+		if !ok {
+			s.closeStorage()
+		}
+	}()
+
+	if err := s.startStorage(ctx, cfg); err != nil {
+		return nil, err
+	}
+	s.reg = registry.New(registry.Config{Storage: s.storageFactory, KeyRoot: cfg.EtcdPrefix, Logger: log})
+	types := registry.BuiltinTypes()
+	if cfg.ResourcesFile != "" {
+		extra, err := registry.LoadResourceFile(cfg.ResourcesFile)
+		if err != nil {
+			return nil, err
+		}
+		types = append(types, extra...)
+	}
+	for _, t := range types {
+		if err := s.reg.Add(t); err != nil {
+			return nil, err
+		}
+	}
+
+	listen := cfg.Listen
+	if listen == "" {
+		listen = DefaultListen
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return nil, fmt.Errorf("server: listen on %s: %w", listen, err)
+	}
+	s.listener = ln
+	s.url = "http://" + ln.Addr().String()
+	handler := endpoints.New(endpoints.Config{
+		Registry: s.reg,
+		Logger:   log,
+		Ready:    func(ctx context.Context) error { return etcd3.Ready(ctx, s.client) },
+		Handlers: handlers.Config{ShutdownWatches: s.stopWatches},
+	})
+	s.http = &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	s.http.RegisterOnShutdown(func() { close(s.stopWatches) })
+	go func() {
+		defer close(s.serveDone)
+		if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			s.serveErr = err
+		}
+	}()
+	ok = true
+	log.Info("miniapi serving", "url", s.url)
+	return s, nil
+}
+
+// startStorage connects to an external cluster or starts the embedded
+// member.
+func (s *Server) startStorage(ctx context.Context, cfg Config) error {
+	if len(cfg.EtcdServers) > 0 {
+		c, err := etcd3.NewClient(etcd3.ClientConfig{
+			Endpoints: cfg.EtcdServers, CertFile: cfg.EtcdCertFile, KeyFile: cfg.EtcdKeyFile, CAFile: cfg.EtcdCAFile,
+		})
+		if err != nil {
+			return err
+		}
+		s.client, s.ownsConn = c, true
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := etcd3.Ready(rctx, c); err != nil {
+			return fmt.Errorf("server: etcd at %v is not answering: %w", cfg.EtcdServers, err)
+		}
+		return nil
+	}
+	if cfg.DataDir == "" {
+		return errors.New("server: a data directory is required for the embedded etcd")
+	}
+	e, err := etcd3.StartEmbedded(ctx, etcd3.EmbeddedConfig{Dir: cfg.DataDir, UnsafeNoFsync: cfg.UnsafeNoFsync, Logger: cfg.EtcdLogger})
+	if err != nil {
+		return err
+	}
+	s.embedded, s.client = e, e.Client
+	return nil
+}
+
+// storageFactory gives each type its own store over the shared client.
+func (s *Server) storageFactory(t *registry.Type, keys storage.ResourceKeys, attrs storage.AttrFunc) (storage.Interface, func() error, error) {
+	return etcd3.New(etcd3.Config{Client: s.client}), func() error { return nil }, nil
+}
+
+// URL is the base URL the server answers on.
+func (s *Server) URL() string { return s.url }
+
+// Registry is the server's live registry of types.
+func (s *Server) Registry() *registry.Registry { return s.reg }
+
+// Shutdown stops accepting connections, ends open watches, waits for
+// in-flight requests (bounded by ctx), then closes the registry and etcd.
+func (s *Server) Shutdown(ctx context.Context) error {
+	var err error
+	s.shutdown.Do(func() {
+		err = s.http.Shutdown(ctx)
+		<-s.serveDone
+		if s.serveErr != nil {
+			err = errors.Join(err, s.serveErr)
+		}
+		err = errors.Join(err, s.closeStorage())
+	})
+	return err
+}
+
+// closeStorage releases the registry's stores, then etcd.
+func (s *Server) closeStorage() error {
+	var errs []error
+	if s.reg != nil {
+		errs = append(errs, s.reg.Close())
+	}
+	if s.embedded != nil {
+		errs = append(errs, s.embedded.Close())
+	} else if s.client != nil && s.ownsConn {
+		errs = append(errs, s.client.Close())
+	}
+	return errors.Join(errs...)
+}
