@@ -80,6 +80,11 @@ func (s *Store) prepareForCreate(obj *api.Object) {
 	m.SelfLink = ""
 	m.DeletionTimestamp = nil
 	m.DeletionGracePeriodSeconds = nil
+	if hasStatus(s.t.Strategy) {
+		// Status belongs to controllers, written through /status; as in
+		// kube-apiserver, a create through the main resource drops it.
+		delete(obj.Fields, "status")
+	}
 	if d, ok := s.t.Strategy.(Defaulter); ok {
 		d.Default(obj)
 	}

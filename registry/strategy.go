@@ -16,6 +16,13 @@ type Defaulter interface {
 	Default(obj *api.Object)
 }
 
+// UpdatePreparer adjusts an update of the main resource before it is
+// defaulted and validated, e.g. to keep fields clients may not change
+// there (a Namespace's spec.finalizers).
+type UpdatePreparer interface {
+	PrepareForUpdate(obj, old *api.Object)
+}
+
 // CreateValidator validates a new object beyond ObjectMeta, returning
 // errors at field paths relative to the object root.
 type CreateValidator interface {

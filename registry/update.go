@@ -163,6 +163,9 @@ func (s *Store) prepareForUpdate(obj, old *api.Object, opts UpdateOptions) error
 	m.SelfLink = ""
 	m.Generation = om.Generation
 	if subresource == "" {
+		if p, ok := s.t.Strategy.(UpdatePreparer); ok {
+			p.PrepareForUpdate(obj, old)
+		}
 		if d, ok := s.t.Strategy.(Defaulter); ok {
 			d.Default(obj)
 		}
@@ -205,28 +208,10 @@ func (s *Store) validateUpdate(obj, old *api.Object, opts UpdateOptions) field.E
 		oldMeta.DeletionTimestamp = obj.Metadata.DeletionTimestamp
 		oldMeta.DeletionGracePeriodSeconds = obj.Metadata.DeletionGracePeriodSeconds
 	}
+	// This also refuses new finalizers on an object being deleted.
 	errs = append(errs, ValidateObjectMetaUpdate(&obj.Metadata, &oldMeta)...)
-	if old.Metadata.DeletionTimestamp != nil {
-		errs = append(errs, noNewFinalizers(obj.Metadata.Finalizers, old.Metadata.Finalizers)...)
-	}
 	if v, ok := s.t.Strategy.(UpdateValidator); ok {
 		errs = append(errs, v.ValidateUpdate(obj, old)...)
-	}
-	return errs
-}
-
-// noNewFinalizers refuses finalizers added to an object being deleted.
-func noNewFinalizers(next, prev []string) field.ErrorList {
-	had := make(map[string]bool, len(prev))
-	for _, f := range prev {
-		had[f] = true
-	}
-	var errs field.ErrorList
-	for _, f := range next {
-		if !had[f] {
-			errs = append(errs, field.Forbidden(field.NewPath("metadata", "finalizers"),
-				fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %q", []string{f})))
-		}
 	}
 	return errs
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/miniapi/miniapi/endpoints/handlers"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
+	"github.com/miniapi/miniapi/storage/cacher"
 	"github.com/miniapi/miniapi/storage/etcd3"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -43,6 +44,10 @@ type Config struct {
 	// ResourcesFile declares extra types to serve (see
 	// registry.ResourceFile).
 	ResourcesFile string
+	// WatchCacheSize is the number of recent events each type's cache
+	// keeps for watches from a resourceVersion; 0 sizes it dynamically to
+	// cover at least 75 seconds of events, as kube-apiserver does.
+	WatchCacheSize int
 	// Logger receives all logs; nil discards them.
 	Logger *slog.Logger
 	// EtcdLogger receives the embedded etcd's own logs; nil discards them.
@@ -56,6 +61,7 @@ const DefaultListen = "127.0.0.1:8080"
 // Server is a running miniapi.
 type Server struct {
 	log      *slog.Logger
+	cfg      Config
 	embedded *etcd3.Embedded
 	client   *clientv3.Client
 	ownsConn bool
@@ -63,6 +69,9 @@ type Server struct {
 	http     *http.Server
 	listener net.Listener
 	url      string
+
+	// cachers of the types added at start; Start waits for them to fill.
+	cachers []*cacher.Cacher
 
 	stopWatches chan struct{}
 	serveDone   chan struct{}
@@ -77,7 +86,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{log: log, stopWatches: make(chan struct{}), serveDone: make(chan struct{})}
+	s := &Server{log: log, cfg: cfg, stopWatches: make(chan struct{}), serveDone: make(chan struct{})}
 	ok := false
 	defer func() {
 		if !ok {
@@ -101,6 +110,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		if err := s.reg.Add(t); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.waitCaches(ctx); err != nil {
+		return nil, err
 	}
 
 	listen := cfg.Listen
@@ -165,9 +177,33 @@ func (s *Server) startStorage(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-// storageFactory gives each type its own store over the shared client.
+// storageFactory gives each type an etcd3 store over the shared client,
+// wrapped in its own cacher so lists and watches are served from memory.
 func (s *Server) storageFactory(t *registry.Type, keys storage.ResourceKeys, attrs storage.AttrFunc) (storage.Interface, func() error, error) {
-	return etcd3.New(etcd3.Config{Client: s.client}), func() error { return nil }, nil
+	c, err := cacher.New(etcd3.New(etcd3.Config{Client: s.client}), cacher.Config{
+		Prefix:      keys.Prefix(),
+		Attrs:       attrs,
+		HistorySize: s.cfg.WatchCacheSize,
+		Logger:      s.log.With("resource", t.GVR().String()),
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	s.cachers = append(s.cachers, c)
+	return c, c.Close, nil
+}
+
+// waitCaches waits until every cacher has its first list, so the first
+// requests are served from memory.
+func (s *Server) waitCaches(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for _, c := range s.cachers {
+		if err := c.Ready(ctx); err != nil {
+			return fmt.Errorf("server: watch cache did not fill: %w", err)
+		}
+	}
+	return nil
 }
 
 // URL is the base URL the server answers on.
