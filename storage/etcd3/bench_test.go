@@ -54,3 +54,18 @@ func BenchmarkEmbeddedClient(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStartEmbedded measures starting a fresh member until it serves,
+// and closing it.
+func BenchmarkStartEmbedded(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		e, err := StartEmbedded(context.Background(), EmbeddedConfig{Dir: b.TempDir(), UnsafeNoFsync: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := e.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

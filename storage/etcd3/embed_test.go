@@ -1,7 +1,22 @@
 package etcd3
 
 import (
+	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -37,4 +52,161 @@ func TestEmbeddedRestartKeepsData(t *testing.T) {
 	if len(got.Kvs) != 1 || string(got.Kvs[0].Value) != "v1" || got.Kvs[0].ModRevision != put.Header.Revision {
 		t.Fatalf("after restart got %v, want v1 at revision %d", got.Kvs, put.Header.Revision)
 	}
+	again, err := e.Client.Put(ctx, "/k", "v2")
+	if err != nil || again.Header.Revision != put.Header.Revision+1 {
+		t.Fatalf("first write after restart: %v at revision %d, want revision %d", err, again.Header.Revision, put.Header.Revision+1)
+	}
+}
+
+func TestTwoEmbeddedMembersDoNotCollide(t *testing.T) {
+	ctx := context.Background()
+	var members []*Embedded
+	for range 2 {
+		e, err := StartEmbedded(ctx, EmbeddedConfig{Dir: t.TempDir(), UnsafeNoFsync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		members = append(members, e)
+	}
+	if members[0].Endpoint() == members[1].Endpoint() {
+		t.Fatalf("both members listen on %s", members[0].Endpoint())
+	}
+	if _, err := members[0].Client.Put(ctx, "/only-in-0", "x"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := members[1].Client.Get(ctx, "/only-in-0")
+	if err != nil || len(resp.Kvs) != 0 {
+		t.Fatalf("member 1 sees member 0's key: %v %v", resp, err)
+	}
+}
+
+func TestEmbeddedLoggerReceivesEtcdLogs(t *testing.T) {
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	h := slog.NewTextHandler(&lockedWriter{w: &buf, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelInfo})
+	e, err := StartEmbedded(context.Background(), EmbeddedConfig{Dir: t.TempDir(), UnsafeNoFsync: true, Logger: slog.New(h)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(buf.String(), "closed etcd server") {
+		t.Fatalf("etcd's logs did not reach the slog handler:\n%s", buf.String())
+	}
+}
+
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func TestStartEmbeddedFailsCleanly(t *testing.T) {
+	if _, err := StartEmbedded(context.Background(), EmbeddedConfig{}); err == nil {
+		t.Fatal("StartEmbedded without Dir succeeded")
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := StartEmbedded(context.Background(), EmbeddedConfig{Dir: file}); err == nil {
+		e.Close()
+		t.Fatal("StartEmbedded on a regular file succeeded")
+	}
+}
+
+func TestReadyFailsWhenEtcdIsGone(t *testing.T) {
+	e, err := StartEmbedded(context.Background(), EmbeddedConfig{Dir: t.TempDir(), UnsafeNoFsync: true, LoopbackClient: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Ready(context.Background(), e.Client); err != nil {
+		t.Fatalf("Ready on a running member: %v", err)
+	}
+	client, err := NewClient(ClientConfig{Endpoints: []string{e.Endpoint()}, DialTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Ready(context.Background(), client); err == nil {
+		t.Fatal("Ready succeeded with etcd stopped")
+	}
+}
+
+func TestNewClientConfig(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := writeSelfSigned(t, dir)
+	for _, tc := range []struct {
+		name    string
+		cfg     ClientConfig
+		wantErr bool
+	}{
+		{"no endpoints", ClientConfig{}, true},
+		{"cert without key", ClientConfig{Endpoints: []string{"https://127.0.0.1:1"}, CertFile: certFile}, true},
+		{"missing files", ClientConfig{Endpoints: []string{"https://127.0.0.1:1"}, CertFile: certFile + "x", KeyFile: keyFile}, true},
+		{"missing CA", ClientConfig{Endpoints: []string{"https://127.0.0.1:1"}, CAFile: filepath.Join(dir, "none.pem")}, true},
+		{"client TLS", ClientConfig{Endpoints: []string{"https://127.0.0.1:1"}, CertFile: certFile, KeyFile: keyFile, CAFile: certFile}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := NewClient(tc.cfg)
+			if c != nil {
+				defer c.Close()
+			}
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("NewClient: %v, want error: %v", err, tc.wantErr)
+			}
+			if err == nil && c.Ctx() == nil {
+				t.Fatal("client has no context")
+			}
+		})
+	}
+}
+
+// writeSelfSigned writes a self-signed certificate and its key as PEM
+// files and returns their paths.
+func writeSelfSigned(t *testing.T, dir string) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "miniapi-test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth},
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
 }

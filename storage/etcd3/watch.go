@@ -70,6 +70,12 @@ func (s *Store) Watch(ctx context.Context, prefix string, opts storage.WatchOpti
 // Store's watch stream; every watch of the Store opened with
 // ProgressNotify then delivers a Bookmark carrying etcd's current revision
 // (once etcd has sent it everything up to that revision).
+//
+// etcd answers only when every watch on the stream is synced and the
+// current revision has reached every watch's start revision. A watch
+// starts after the revision it was opened at, so until something
+// anywhere in etcd is written after it opened, a progress request yields
+// no Bookmark; the watcher is then already current.
 func (s *Store) RequestProgress(ctx context.Context) error {
 	if err := s.client.RequestProgress(s.streamContext(ctx)); err != nil {
 		return fmt.Errorf("etcd3: request progress: %w", err)

@@ -1,0 +1,246 @@
+package etcd3_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/storage"
+	"github.com/miniapi/miniapi/storage/etcd3"
+	"github.com/miniapi/miniapi/storage/etcd3/etcd3test"
+	"github.com/miniapi/miniapi/storage/storagetest"
+)
+
+var configMaps = storage.ResourceKeys{Resource: "configmaps", Namespaced: true}
+
+func TestStore(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storagetest.Fixture {
+		client := etcd3test.Start(t)
+		return storagetest.Fixture{Store: etcd3.New(etcd3.Config{Client: client}), Keys: configMaps, Client: client}
+	})
+}
+
+// TestStoreLoopbackClient runs the suite through a gRPC client, the path
+// an external cluster takes, rather than the in-process one.
+func TestStoreLoopbackClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the suite already ran in-process")
+	}
+	storagetest.Run(t, func(t *testing.T) storagetest.Fixture {
+		emb := etcd3test.StartEmbedded(t)
+		client, err := etcd3.NewClient(etcd3.ClientConfig{Endpoints: []string{emb.Endpoint()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { client.Close() })
+		return storagetest.Fixture{Store: etcd3.New(etcd3.Config{Client: client}), Keys: configMaps, Client: client}
+	})
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func configMap(name string, labels map[string]string) []byte {
+	b, err := json.Marshal(&api.Object{
+		APIVersion: "v1",
+		Kind:       "ConfigMap",
+		Metadata:   api.ObjectMeta{Name: name, Namespace: "ns", UID: "uid-" + name, Labels: labels},
+		Fields:     map[string]json.RawMessage{"data": json.RawMessage(`{"k":"v"}`)},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestRequestProgressReachesWatch proves Watch and RequestProgress share a
+// gRPC stream: an idle watch asked for progress notifications gets a
+// Bookmark at etcd's current revision soon after RequestProgress, long
+// before etcd's periodic notification (10 minutes) would come.
+func TestRequestProgressReachesWatch(t *testing.T) {
+	for _, loopback := range []bool{false, true} {
+		name := "inprocess"
+		if loopback {
+			name = "loopback"
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx := testContext(t)
+			emb := etcd3test.StartEmbedded(t)
+			client := emb.Client
+			if loopback {
+				var err error
+				if client, err = etcd3.NewClient(etcd3.ClientConfig{Endpoints: []string{emb.Endpoint()}}); err != nil {
+					t.Fatal(err)
+				}
+				defer client.Close()
+			}
+			s := etcd3.New(etcd3.Config{Client: client})
+			if _, err := s.Create(ctx, configMaps.Key("ns", "a"), configMap("a", nil)); err != nil {
+				t.Fatal(err)
+			}
+			w, err := s.Watch(ctx, configMaps.Prefix(), storage.WatchOptions{ResourceVersion: "0", ProgressNotify: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
+			if ev := next(t, w); ev.Type != storage.Added {
+				t.Fatalf("first event %s, want the initial ADDED", ev.Type)
+			}
+			// A write elsewhere moves the revision past anything the
+			// watch has seen, as writes to other resources do: the
+			// cacher's question is whether it has caught up with it.
+			put, err := client.Put(ctx, "/elsewhere", "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// etcd answers a progress request only once the stream's
+			// watches are synced, and drops requests that arrive before
+			// the watch exists; ask until a bookmark comes.
+			deadline := time.Now().Add(10 * time.Second)
+			for time.Now().Before(deadline) {
+				if err := s.RequestProgress(ctx); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case ev := <-w.ResultChan():
+					if ev.Type != storage.Bookmark || ev.Object == nil {
+						t.Fatalf("event %v, want a progress BOOKMARK", ev.Type)
+					}
+					if ev.Object.Revision != put.Header.Revision {
+						t.Fatalf("bookmark at revision %d, want the current %d", ev.Object.Revision, put.Header.Revision)
+					}
+					return
+				case <-time.After(200 * time.Millisecond):
+				}
+			}
+			t.Fatal("no bookmark after RequestProgress")
+		})
+	}
+}
+
+func next(t *testing.T, w storage.Watcher) storage.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-w.ResultChan():
+		if !ok {
+			t.Fatal("watch closed")
+		}
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event")
+	}
+	panic("unreachable")
+}
+
+// TestUpdateReencodedIsNoOp: an update function that decodes and
+// re-encodes the current object (moving resourceVersion to where the
+// registry's encoder puts it) changes nothing, so nothing is written.
+func TestUpdateReencodedIsNoOp(t *testing.T) {
+	ctx := testContext(t)
+	client := etcd3test.Start(t)
+	s := etcd3.New(etcd3.Config{Client: client})
+	key := configMaps.Key("ns", "a")
+	created, err := s.Create(ctx, key, configMap("a", map[string]string{"x": "y"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls int
+	got, err := s.GuaranteedUpdate(ctx, key, storage.UpdateOptions{}, func(cur *storage.Object) ([]byte, error) {
+		calls++
+		var obj api.Object
+		if err := json.Unmarshal(cur.Data, &obj); err != nil {
+			return nil, err
+		}
+		out, err := json.Marshal(&obj)
+		if bytes.Equal(out, cur.Data) {
+			t.Error("re-encoding did not move resourceVersion; the test proves nothing")
+		}
+		return out, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Revision != created.Revision || calls != 1 {
+		t.Fatalf("re-encoded update wrote revision %d (created at %d), tryUpdate called %d times", got.Revision, created.Revision, calls)
+	}
+	rev, err := s.CurrentRevision(ctx)
+	if err != nil || rev != created.Revision {
+		t.Fatalf("CurrentRevision = %d, %v; want %d (nothing written)", rev, err, created.Revision)
+	}
+}
+
+// TestStoredValueHasNoResourceVersion checks the bytes in etcd directly.
+func TestStoredValueHasNoResourceVersion(t *testing.T) {
+	ctx := testContext(t)
+	client := etcd3test.Start(t)
+	s := etcd3.New(etcd3.Config{Client: client})
+	key := configMaps.Key("ns", "a")
+	data, _ := storage.SetResourceVersion(configMap("a", nil), 99)
+	if _, err := s.Create(ctx, key, data); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := client.Get(ctx, key)
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("get %s: %v %v", key, resp, err)
+	}
+	if want := configMap("a", nil); !bytes.Equal(resp.Kvs[0].Value, want) {
+		t.Fatalf("stored %s\nwant   %s", resp.Kvs[0].Value, want)
+	}
+}
+
+// TestConflictRetryUsesTxnElse: a write that lands between the read and
+// the transaction makes GuaranteedUpdate retry with the newer object.
+func TestConflictRetryUsesTxnElse(t *testing.T) {
+	ctx := testContext(t)
+	client := etcd3test.Start(t)
+	s := etcd3.New(etcd3.Config{Client: client})
+	key := configMaps.Key("ns", "a")
+	if _, err := s.Create(ctx, key, configMap("a", nil)); err != nil {
+		t.Fatal(err)
+	}
+	var seen []int64
+	var racer *clientv3.PutResponse
+	got, err := s.GuaranteedUpdate(ctx, key, storage.UpdateOptions{}, func(cur *storage.Object) ([]byte, error) {
+		seen = append(seen, cur.Revision)
+		if len(seen) == 1 {
+			var err error
+			if racer, err = client.Put(ctx, key, string(configMap("a", map[string]string{"racer": "1"}))); err != nil {
+				return nil, err
+			}
+		}
+		return configMap("a", map[string]string{"mine": "1"}), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 2 || seen[1] != racer.Header.Revision {
+		t.Fatalf("tryUpdate saw revisions %v, want the original then the racer's %d", seen, racer.Header.Revision)
+	}
+	if got.Revision <= racer.Header.Revision {
+		t.Fatalf("update at revision %d, not after the racer's %d", got.Revision, racer.Header.Revision)
+	}
+}
+
+func TestCurrentRevisionAndReady(t *testing.T) {
+	ctx := testContext(t)
+	client := etcd3test.Start(t)
+	s := etcd3.New(etcd3.Config{Client: client})
+	created, err := s.Create(ctx, configMaps.Key("ns", "a"), configMap("a", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rev, err := s.CurrentRevision(ctx); err != nil || rev != created.Revision {
+		t.Fatalf("CurrentRevision = %d, %v; want %d", rev, err, created.Revision)
+	}
+	if err := etcd3.Ready(ctx, client); err != nil {
+		t.Fatalf("Ready: %v", err)
+	}
+}
