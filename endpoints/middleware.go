@@ -1,9 +1,11 @@
 package endpoints
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"runtime/debug"
 	"time"
@@ -34,6 +36,18 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 		s.code, s.wroteHeader = http.StatusOK, true
 	}
 	return s.ResponseWriter.Write(b)
+}
+
+// Hijack hands the connection over (WebSocket upgrades); some libraries
+// type-assert http.Hijacker rather than use http.ResponseController.
+func (s *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	s.wroteHeader = true
+	return http.NewResponseController(s.ResponseWriter).Hijack()
+}
+
+// Flush sends buffered data, for code that type-asserts http.Flusher.
+func (s *statusRecorder) Flush() {
+	http.NewResponseController(s.ResponseWriter).Flush()
 }
 
 // Unwrap returns the wrapped writer.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -48,6 +49,10 @@ type Config struct {
 	// keeps for watches from a resourceVersion; 0 sizes it dynamically to
 	// cover at least 75 seconds of events, as kube-apiserver does.
 	WatchCacheSize int
+	// TLSCertFile and TLSKeyFile, when both set, make the server speak
+	// HTTPS (HTTP/2 negotiated by ALPN, HTTP/1.1 otherwise) instead of
+	// plain HTTP (HTTP/1.1, or HTTP/2 with prior knowledge: h2c).
+	TLSCertFile, TLSKeyFile string
 	// Logger receives all logs; nil discards them.
 	Logger *slog.Logger
 	// EtcdLogger receives the embedded etcd's own logs; nil discards them.
@@ -124,7 +129,15 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: listen on %s: %w", listen, err)
 	}
 	s.listener = ln
-	s.url = "http://" + ln.Addr().String()
+	scheme := "http"
+	if cfg.TLSCertFile != "" || cfg.TLSKeyFile != "" {
+		if cfg.TLSCertFile == "" || cfg.TLSKeyFile == "" {
+			ln.Close()
+			return nil, errors.New("server: TLS needs both a certificate and a key file")
+		}
+		scheme = "https"
+	}
+	s.url = scheme + "://" + ln.Addr().String()
 	handler := endpoints.New(endpoints.Config{
 		Registry: s.reg,
 		Logger:   log,
@@ -136,16 +149,37 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
+	s.http.Protocols = new(http.Protocols)
+	s.http.Protocols.SetHTTP1(true)
+	s.http.Protocols.SetHTTP2(true)
+	s.http.Protocols.SetUnencryptedHTTP2(true)
 	s.http.RegisterOnShutdown(func() { close(s.stopWatches) })
+	if scheme == "https" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
+		if err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("server: load TLS key pair: %w", err)
+		}
+		s.http.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	go func() {
 		defer close(s.serveDone)
-		if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		if err := s.serve(ln, scheme == "https"); !errors.Is(err, http.ErrServerClosed) {
 			s.serveErr = err
 		}
 	}()
 	ok = true
 	log.Info("miniapi serving", "url", s.url)
 	return s, nil
+}
+
+// serve runs the HTTP server on ln until Shutdown.
+func (s *Server) serve(ln net.Listener, useTLS bool) error {
+	if useTLS {
+		// ServeTLS advertises h2 and http/1.1 by ALPN.
+		return s.http.ServeTLS(ln, "", "")
+	}
+	return s.http.Serve(ln)
 }
 
 // startStorage connects to an external cluster or starts the embedded

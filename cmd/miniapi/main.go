@@ -56,7 +56,9 @@ default, or an external cluster with --etcd-servers.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.cfg.Listen, "listen", server.DefaultListen, "address to serve plain HTTP on (host:port; port 0 picks a free one)")
+	f.StringVar(&o.cfg.Listen, "listen", server.DefaultListen, "address to serve on (host:port; port 0 picks a free one); plain HTTP/1.1 and h2c unless TLS flags are set")
+	f.StringVar(&o.cfg.TLSCertFile, "tls-cert-file", "", "serve HTTPS (HTTP/2 by ALPN) with this certificate; needs --tls-private-key-file")
+	f.StringVar(&o.cfg.TLSKeyFile, "tls-private-key-file", "", "private key for --tls-cert-file")
 	f.StringVar(&o.cfg.DataDir, "data-dir", "miniapi-data", "directory of the embedded etcd member's data (ignored with --etcd-servers)")
 	f.BoolVar(&o.cfg.UnsafeNoFsync, "unsafe-no-fsync", false, "skip fsync in the embedded etcd: faster, but a machine crash can lose recent writes")
 	f.StringSliceVar(&o.cfg.EtcdServers, "etcd-servers", nil, "comma-separated client URLs of an external etcd cluster; no embedded member is started")

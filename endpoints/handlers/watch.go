@@ -63,61 +63,76 @@ func (q *request) watch() {
 		return
 	}
 	defer w.Stop()
-	ws := watchServer{
-		w:        q.w,
-		watcher:  w,
-		frames:   newFrameEncoder(q.t, p.ResourceVersion),
-		shutdown: q.h.shutdownWatches,
-	}
-	ws.serve(ctx)
-}
-
-// watchServer streams one watcher's events to one HTTP response.
-type watchServer struct {
-	w        http.ResponseWriter
-	watcher  storage.Watcher
-	frames   *frameEncoder
-	shutdown <-chan struct{}
-}
-
-// serve writes headers, then frames until the watcher ends, the client
-// goes away, the watch times out or the server shuts down. It flushes only
-// when no further event is queued, so a burst costs one flush.
-func (s *watchServer) serve(ctx context.Context) {
-	rc := http.NewResponseController(s.w)
-	// A server-wide write timeout must not cut a long watch short.
-	_ = rc.SetWriteDeadline(time.Time{})
-	s.w.Header().Set("Content-Type", mediaJSON)
-	s.w.Header().Set("Cache-Control", "no-cache, private")
-	s.w.WriteHeader(http.StatusOK)
-	if rc.Flush() != nil {
+	frames := newFrameEncoder(q.t, p.ResourceVersion)
+	if isWebSocket(q.r) {
+		serveWebSocketWatch(ctx, q.w, q.r, w, frames, q.h.shutdownWatches)
 		return
 	}
-	ch := s.watcher.ResultChan()
+	serveHTTPWatch(ctx, q.w, w, frames, q.h.shutdownWatches)
+}
+
+// frameSink is where a watch's frames go: a chunked HTTP response or a
+// WebSocket connection.
+type frameSink interface {
+	// write sends one event.
+	write(ev storage.Event) error
+	// flush pushes buffered frames to the client.
+	flush() error
+}
+
+// pump moves events from the watcher to the sink until the watcher ends,
+// ctx ends (client gone or watch timed out) or the server shuts down. It
+// flushes only when no further event is queued, so a burst costs one flush.
+func pump(ctx context.Context, w storage.Watcher, sink frameSink, shutdown <-chan struct{}) {
+	ch := w.ResultChan()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.shutdown:
+		case <-shutdown:
 			return
 		case ev, ok := <-ch:
 			if !ok {
 				return
 			}
-			if err := s.frames.write(s.w, ev); err != nil {
+			if err := sink.write(ev); err != nil {
 				return
 			}
 			if ev.Type == storage.ErrorEvent {
-				rc.Flush()
+				sink.flush()
 				return
 			}
 			if len(ch) == 0 {
-				if rc.Flush() != nil {
+				if sink.flush() != nil {
 					return
 				}
 			}
 		}
 	}
+}
+
+// httpSink writes newline-terminated JSON frames to a chunked response.
+type httpSink struct {
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	frames *frameEncoder
+}
+
+func (s *httpSink) write(ev storage.Event) error { return s.frames.write(s.w, ev) }
+func (s *httpSink) flush() error                 { return s.rc.Flush() }
+
+// serveHTTPWatch writes headers, then streams frames as chunks.
+func serveHTTPWatch(ctx context.Context, w http.ResponseWriter, watcher storage.Watcher, frames *frameEncoder, shutdown <-chan struct{}) {
+	rc := http.NewResponseController(w)
+	// A server-wide write timeout must not cut a long watch short.
+	_ = rc.SetWriteDeadline(time.Time{})
+	w.Header().Set("Content-Type", mediaJSON)
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	if rc.Flush() != nil {
+		return
+	}
+	pump(ctx, watcher, &httpSink{w: w, rc: rc, frames: frames}, shutdown)
 }
 
 // frameEncoder turns storage events into WatchEvent frames. Object events

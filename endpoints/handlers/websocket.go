@@ -1,0 +1,63 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/miniapi/miniapi/storage"
+	"golang.org/x/net/websocket"
+)
+
+// isWebSocket reports whether r asks to upgrade to a WebSocket.
+func isWebSocket(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket") &&
+		strings.Contains(strings.ToLower(r.Header.Get("Connection")), "upgrade")
+}
+
+// wsSink sends each event as one text message, as kube-apiserver does for
+// JSON watches over WebSocket.
+type wsSink struct {
+	ws     *websocket.Conn
+	frames *frameEncoder
+	buf    bytes.Buffer
+}
+
+func (s *wsSink) write(ev storage.Event) error {
+	s.buf.Reset()
+	if err := s.frames.write(&s.buf, ev); err != nil {
+		return err
+	}
+	return websocket.Message.Send(s.ws, s.buf.String())
+}
+
+// flush is a no-op: every message is sent whole.
+func (s *wsSink) flush() error { return nil }
+
+// serveWebSocketWatch upgrades the connection and streams events as
+// messages until the watch ends or the client closes the socket.
+func serveWebSocketWatch(ctx context.Context, w http.ResponseWriter, r *http.Request, watcher storage.Watcher, frames *frameEncoder, shutdown <-chan struct{}) {
+	srv := websocket.Server{
+		// A dev server accepts any origin; x/net/websocket's default
+		// handshake refuses requests without one.
+		Handshake: func(*websocket.Config, *http.Request) error { return nil },
+		Handler: func(ws *websocket.Conn) {
+			defer ws.Close()
+			ctx, cancel := context.WithCancel(ctx)
+			var wg sync.WaitGroup
+			// The client sends nothing; reading tells us when it closes.
+			wg.Go(func() {
+				defer cancel()
+				io.Copy(io.Discard, ws)
+			})
+			pump(ctx, watcher, &wsSink{ws: ws, frames: frames}, shutdown)
+			ws.Close() // ends the reader
+			wg.Wait()
+			cancel()
+		},
+	}
+	srv.ServeHTTP(w, r)
+}
