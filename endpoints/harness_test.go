@@ -13,6 +13,7 @@ import (
 	"github.com/miniapi/miniapi/storage"
 	"github.com/miniapi/miniapi/storage/etcd3"
 	"github.com/miniapi/miniapi/storage/etcd3/etcd3test"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // widgetType is a resources-file style type with a status subresource and
@@ -26,9 +27,10 @@ var widgetType = registry.Type{
 // fixture is a real registry over a real embedded etcd behind the real
 // handler, served by httptest.
 type fixture struct {
-	t   *testing.T
-	url string
-	reg *registry.Registry
+	t      *testing.T
+	url    string
+	reg    *registry.Registry
+	client *clientv3.Client
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -47,7 +49,7 @@ func newFixture(t *testing.T) *fixture {
 		srv.Close()
 		reg.Close()
 	})
-	return &fixture{t: t, url: srv.URL, reg: reg}
+	return &fixture{t: t, url: srv.URL, reg: reg, client: client}
 }
 
 // response is a decoded HTTP answer.

@@ -1,10 +1,13 @@
 package endpoints
 
 import (
+	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/miniapi/miniapi/storage/etcd3/etcd3test"
 	"sigs.k8s.io/yaml"
 )
 
@@ -387,5 +390,24 @@ func TestBodyLimits(t *testing.T) {
 	f.status(f.do("POST", cms, bomb, "Content-Type", "application/yaml"), 400, "BadRequest")
 	if l := f.must(200, "GET", cms, nil); len(l["items"].([]any)) != 0 {
 		t.Fatalf("bad input stored something: %v", l)
+	}
+}
+
+func TestContinueTokenCompacted(t *testing.T) {
+	f := newFixture(t)
+	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	for i := 0; i < 3; i++ {
+		f.must(201, "POST", cms, configMap(fmt.Sprintf("cm%d", i), nil, nil))
+	}
+	page := f.must(200, "GET", cms+"?limit=1", nil)
+	cont := field(page, "metadata.continue").(string)
+	last := f.must(201, "POST", cms, configMap("cm9", nil, nil))
+	rv, _ := strconv.ParseInt(field(last, "metadata.resourceVersion").(string), 10, 64)
+	if err := etcd3test.Compact(context.Background(), f.client, rv); err != nil {
+		t.Fatal(err)
+	}
+	st := f.status(f.do("GET", cms+"?limit=1&continue="+cont, nil), 410, "Expired")
+	if !strings.Contains(st["message"].(string), "continue parameter is too old") {
+		t.Fatalf("message = %q", st["message"])
 	}
 }
