@@ -1,0 +1,211 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miniapi/miniapi/registry"
+)
+
+// openWatch starts a watch request and returns its response; the body is
+// closed at test end.
+func openWatch(t *testing.T, c *http.Client, url string) *http.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// createCM creates a configmap and returns its resourceVersion.
+func createCM(t *testing.T, c *http.Client, base, name string, labels string) string {
+	t.Helper()
+	body := fmt.Sprintf(`{"metadata":{"name":%q,"labels":{%s}}}`, name, labels)
+	resp, err := c.Post(base+"/api/v1/namespaces/ns1/configmaps", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Metadata struct{ ResourceVersion string } `json:"metadata"`
+	}
+	json.NewDecoder(resp.Body).Decode(&out)
+	if resp.StatusCode != 201 {
+		t.Fatalf("create %s = %d", name, resp.StatusCode)
+	}
+	return out.Metadata.ResourceVersion
+}
+
+func TestWatchFromResourceVersion(t *testing.T) {
+	srv := start(t, Config{})
+	c := &http.Client{Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	seed(t, srv, c)
+	rv := createCM(t, c, srv.URL(), "a", "")
+	createCM(t, c, srv.URL(), "b", "")
+	createCM(t, c, srv.URL(), "c", "")
+	for _, path := range []string{
+		"/api/v1/namespaces/ns1/configmaps?watch=1&resourceVersion=" + rv,
+		"/api/v1/watch/namespaces/ns1/configmaps?resourceVersion=" + rv,
+		"/api/v1/watch/configmaps?resourceVersion=" + rv,
+	} {
+		t.Run(path, func(t *testing.T) {
+			resp := openWatch(t, c, srv.URL()+path)
+			evs := readEvents(t, bufio.NewScanner(resp.Body), 2)
+			if evs[0].Object.Metadata.Name != "b" || evs[1].Object.Metadata.Name != "c" || evs[0].Type != "ADDED" {
+				t.Fatalf("events after %s: %+v", rv, evs)
+			}
+		})
+	}
+	// The legacy path to one object watches only it.
+	resp := openWatch(t, c, srv.URL()+"/api/v1/watch/namespaces/ns1/configmaps/c?resourceVersion="+rv)
+	ev := readEvents(t, bufio.NewScanner(resp.Body), 1)[0]
+	if ev.Object.Metadata.Name != "c" {
+		t.Fatalf("single-object watch got %+v", ev)
+	}
+}
+
+func TestWatchSelectors(t *testing.T) {
+	srv := start(t, Config{})
+	c := &http.Client{Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	seed(t, srv, c)
+	rv := createCM(t, c, srv.URL(), "x", `"tier":"db"`)
+	resp := openWatch(t, c, srv.URL()+"/api/v1/namespaces/ns1/configmaps?watch=true&labelSelector=tier%3Dweb&resourceVersion="+rv)
+	sc := bufio.NewScanner(resp.Body)
+	byName := openWatch(t, c, srv.URL()+"/api/v1/namespaces/ns1/configmaps?watch=true&fieldSelector=metadata.name%3Dx&resourceVersion="+rv)
+	scName := bufio.NewScanner(byName.Body)
+
+	createCM(t, c, srv.URL(), "y", `"tier":"web"`)
+	patch := func(name, body string) {
+		req, _ := http.NewRequest("PATCH", srv.URL()+"/api/v1/namespaces/ns1/configmaps/"+name, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/merge-patch+json")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	patch("x", `{"metadata":{"labels":{"tier":"web"}}}`) // starts matching
+	patch("x", `{"metadata":{"labels":{"tier":"db"}}}`)  // stops matching
+	evs := readEvents(t, sc, 3)
+	want := []string{"ADDED y", "ADDED x", "DELETED x"}
+	for i, ev := range evs {
+		if got := ev.Type + " " + ev.Object.Metadata.Name; got != want[i] {
+			t.Fatalf("event %d = %s, want %s", i, got, want[i])
+		}
+	}
+	named := readEvents(t, scName, 2)
+	if named[0].Type != "MODIFIED" || named[0].Object.Metadata.Name != "x" || named[1].Object.Metadata.Name != "x" {
+		t.Fatalf("metadata.name watch: %+v", named)
+	}
+}
+
+func TestWatchTooOldAndTooNew(t *testing.T) {
+	srv := start(t, Config{WatchCacheSize: 4})
+	c := &http.Client{Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	seed(t, srv, c)
+	first := createCM(t, c, srv.URL(), "a0", "")
+	for i := 1; i < 12; i++ {
+		createCM(t, c, srv.URL(), fmt.Sprintf("a%d", i), "")
+	}
+	resp := openWatch(t, c, srv.URL()+"/api/v1/namespaces/ns1/configmaps?watch=true&resourceVersion="+first)
+	if resp.StatusCode != 200 {
+		t.Fatalf("watch from a compacted-out RV answered %d, want 200 and an ERROR event", resp.StatusCode)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	if !sc.Scan() {
+		t.Fatal("no event")
+	}
+	var ev struct {
+		Type   string `json:"type"`
+		Object struct {
+			Kind, Reason, Message string
+			Code                  int
+		} `json:"object"`
+	}
+	if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Type != "ERROR" || ev.Object.Kind != "Status" || ev.Object.Code != 410 || ev.Object.Reason != "Expired" ||
+		!strings.HasPrefix(ev.Object.Message, "too old resource version: "+first+" (") {
+		t.Fatalf("got %s", sc.Bytes())
+	}
+	if sc.Scan() {
+		t.Fatalf("stream continued after the ERROR event: %s", sc.Bytes())
+	}
+
+	tooNew := openWatch(t, c, srv.URL()+"/api/v1/namespaces/ns1/configmaps?watch=true&resourceVersion=999999")
+	body, _ := io.ReadAll(tooNew.Body)
+	if tooNew.StatusCode != 504 || !strings.Contains(string(body), `"retryAfterSeconds":1`) || tooNew.Header.Get("Retry-After") != "1" {
+		t.Fatalf("too-new RV: %d %s", tooNew.StatusCode, body)
+	}
+}
+
+func TestWatchTimeoutSeconds(t *testing.T) {
+	srv := start(t, Config{})
+	c := &http.Client{Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	seed(t, srv, c)
+	resp := openWatch(t, c, srv.URL()+"/api/v1/namespaces/ns1/configmaps?watch=true&timeoutSeconds=1&allowWatchBookmarks=true")
+	done := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(resp.Body)
+		done <- b
+	}()
+	select {
+	case b := <-done:
+		if !strings.Contains(string(b), `"name":"first"`) {
+			t.Fatalf("stream before timeout: %s", b)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("watch with timeoutSeconds=1 still open after 20s")
+	}
+}
+
+func TestTypesAddedAndRemovedWhileServing(t *testing.T) {
+	srv := start(t, Config{})
+	c := &http.Client{Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	seed(t, srv, c)
+	url := srv.URL() + "/apis/example.com/v1/namespaces/ns1/gadgets"
+	get := func() int {
+		resp, err := c.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get(); code != 404 {
+		t.Fatalf("before Add: %d", code)
+	}
+	gadget := registry.Type{Group: "example.com", Version: "v1", Kind: "Gadget", Plural: "gadgets", Namespaced: true}
+	if err := srv.Registry().Add(gadget); err != nil {
+		t.Fatal(err)
+	}
+	post(t, c, url, `{"metadata":{"name":"g"}}`)
+	if code := get(); code != 200 {
+		t.Fatalf("after Add: %d", code)
+	}
+	if err := srv.Registry().Remove(gadget.GVR()); err != nil {
+		t.Fatal(err)
+	}
+	if code := get(); code != 404 {
+		t.Fatalf("after Remove: %d", code)
+	}
+}
