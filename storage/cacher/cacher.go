@@ -143,6 +143,18 @@ func (c *Cacher) CurrentRevision(ctx context.Context) (int64, error) {
 	return rr.CurrentRevision(ctx)
 }
 
+// Compacted tells the cacher that the underlying storage has compacted
+// its history: revisions before rev are gone there. From then on the
+// cacher answers watches, Exact lists and continue tokens at those
+// revisions as the storage would (Compacted errors, 410), even while its
+// own history still covers them. Whatever compacts etcd calls it; the
+// cacher cannot learn of a compaction from etcd's watch.
+func (c *Cacher) Compacted(rev int64) {
+	c.wc.mu.Lock()
+	c.wc.compacted = max(c.wc.compacted, rev)
+	c.wc.mu.Unlock()
+}
+
 // Create passes through to the underlying storage; the cache learns of the
 // new object from the underlying watch.
 func (c *Cacher) Create(ctx context.Context, key string, data []byte) (*storage.Object, error) {
@@ -257,7 +269,7 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, opts storage.WatchOpt
 	default:
 		var ok bool
 		if w.initEvents, ok = c.wc.eventsAfterLocked(rv, &w.filter); !ok {
-			floor := c.wc.floor
+			floor := c.wc.oldestWatchLocked()
 			c.wc.mu.RUnlock()
 			stopAfter()
 			cancel()

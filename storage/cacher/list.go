@@ -123,7 +123,7 @@ func (c *Cacher) listAt(ctx context.Context, prefix, from string, rev int64, opt
 	}
 	c.wc.mu.RLock()
 	defer c.wc.mu.RUnlock()
-	if rev < c.wc.floor || rev > c.wc.rev {
+	if !c.wc.servesAtLocked(rev) {
 		return nil
 	}
 	return c.wc.listLocked(prefix, from, rev, opts)

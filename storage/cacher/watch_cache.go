@@ -39,8 +39,13 @@ type watchCache struct {
 	// floor is the revision after which history is complete: every event
 	// with a revision above floor is in history. A watch from N can be
 	// served if and only if floor <= N <= rev.
-	floor   int64
-	history *ring[*event]
+	floor int64
+	// compacted is the oldest revision the underlying storage still
+	// serves, when the cacher has been told (see Cacher.Compacted). The
+	// cache does not answer at older revisions either, so that an answer
+	// does not depend on which path serves it.
+	compacted int64
+	history   *ring[*event]
 	// revChanged is closed and replaced whenever rev advances, waking
 	// everyone waiting for a revision.
 	revChanged chan struct{}
@@ -267,7 +272,7 @@ func (wc *watchCache) waitUntil(ctx context.Context, rev int64, timeout time.Dur
 // empty history is complete from floor (the last list's revision), so a
 // watch from exactly the cache's revision succeeds with no events.
 func (wc *watchCache) eventsAfterLocked(rev int64, f *filter) (events []*event, ok bool) {
-	if rev < wc.floor {
+	if rev < wc.oldestWatchLocked() {
 		return nil, false
 	}
 	for _, e := range wc.history.AscendFrom(rev + 1) {
@@ -276,6 +281,19 @@ func (wc *watchCache) eventsAfterLocked(rev int64, f *filter) (events []*event, 
 		}
 	}
 	return events, true
+}
+
+// oldestWatchLocked is the oldest revision a watch can start from: the
+// history's floor, or the revision before the underlying storage's
+// compaction point (etcd serves a watch from the compacted revision on).
+func (wc *watchCache) oldestWatchLocked() int64 {
+	return max(wc.floor, wc.compacted-1)
+}
+
+// servesAtLocked reports whether the cache can reconstruct the state at
+// rev.
+func (wc *watchCache) servesAtLocked(rev int64) bool {
+	return rev >= wc.floor && rev >= wc.compacted && rev <= wc.rev
 }
 
 // getLocked returns the cached object at key, or nil.
