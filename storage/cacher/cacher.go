@@ -187,7 +187,7 @@ func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions) (
 	if err != nil {
 		return nil, err
 	}
-	if err := c.wc.waitUntil(ctx, rv, c.cfg.FreshnessTimeout, key); err != nil {
+	if err := c.waitFresh(ctx, rv, key); err != nil {
 		if rv == 0 && storage.IsTooLargeResourceVersion(err) {
 			// Not yet filled: the underlying storage can answer.
 			return c.underlying.Get(ctx, key, opts)
@@ -287,34 +287,30 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, opts storage.WatchOpt
 	return w, nil
 }
 
-// waitFresh waits, bounded by FreshnessTimeout, until the cache reflects
-// rev and has been filled.
+// waitFresh waits, bounded by FreshnessTimeout, until the cache has been
+// filled and reflects rev. Meanwhile it asks the underlying storage (if it
+// can) for progress notifications, so that a revision reached by writes to
+// other types is reached by this idle cache too.
 func (c *Cacher) waitFresh(ctx context.Context, rev int64, key string) error {
-	return c.wc.waitUntil(ctx, rev, c.cfg.FreshnessTimeout, key)
+	var poke func()
+	if pr, ok := c.underlying.(storage.ProgressRequester); ok && rev > 0 {
+		poke = func() {
+			if err := pr.RequestProgress(ctx); err != nil && ctx.Err() == nil {
+				c.log.Debug("cacher: progress request failed", "err", err)
+			}
+		}
+	}
+	return c.wc.waitUntil(ctx, rev, c.cfg.FreshnessTimeout, key, poke)
 }
 
 // consistentRevision returns etcd's current revision, which a consistent
-// read must reach, and asks the underlying watch for a progress
-// notification so an idle cache learns it has reached it. It fails when the
-// underlying storage cannot tell its revision.
+// read must reach. It fails when the underlying storage cannot tell.
 func (c *Cacher) consistentRevision(ctx context.Context) (int64, error) {
 	rr, ok := c.underlying.(storage.RevisionReader)
 	if !ok {
 		return 0, errNoRevision
 	}
-	rev, err := rr.CurrentRevision(ctx)
-	if err != nil {
-		return 0, err
-	}
-	if c.wc.revision() >= rev {
-		return rev, nil
-	}
-	if pr, ok := c.underlying.(storage.ProgressRequester); ok {
-		if err := pr.RequestProgress(ctx); err != nil {
-			c.log.Debug("cacher: progress request failed", "err", err)
-		}
-	}
-	return rev, nil
+	return rr.CurrentRevision(ctx)
 }
 
 var errNoRevision = errors.New("cacher: the underlying storage cannot report its revision")

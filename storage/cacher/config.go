@@ -39,6 +39,10 @@ const (
 	// watchers whose next bookmark is due. It bounds how late a bookmark
 	// can be, so it is short next to bookmarkBeforeDeadline.
 	bookmarkTick = 250 * time.Millisecond
+	// pokeInterval is how often a read or watch waiting for a revision
+	// asks the underlying storage for progress again (kube-apiserver asks
+	// every 100 ms while anyone waits).
+	pokeInterval = 250 * time.Millisecond
 )
 
 // Config configures a Cacher. Only Prefix is required.

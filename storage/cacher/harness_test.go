@@ -100,7 +100,7 @@ func (h *harness) del(ns, name string) *storage.Object {
 // waitRevision waits until the cache reflects rev.
 func (h *harness) waitRevision(rev int64) {
 	h.t.Helper()
-	if err := h.c.wc.waitUntil(h.ctx, rev, waitLimit, ""); err != nil {
+	if err := h.c.wc.waitUntil(h.ctx, rev, waitLimit, "", nil); err != nil {
 		h.t.Fatalf("cache did not reach revision %d: %v", rev, err)
 	}
 }

@@ -224,6 +224,14 @@ func TestConsistentListUsesProgress(t *testing.T) {
 	if got := h.c.Stats().Revision; got < rev {
 		t.Fatalf("cache revision %d did not reach etcd's %d", got, rev)
 	}
+	// The same for a read at a revision another type's write returned.
+	resp, err := h.client.Put(h.ctx, "/registry/other/last", "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.c.Get(h.ctx, testPrefix+"ns/a", storage.GetOptions{ResourceVersion: fmt.Sprint(resp.Header.Revision)}); err != nil {
+		t.Fatalf("get at another type's revision: %v", err)
+	}
 	ctx, cancel := context.WithCancel(h.ctx)
 	cancel()
 	if _, err := h.c.List(ctx, testPrefix, storage.ListOptions{ResourceVersion: fmt.Sprint(rev + 100)}); err == nil {

@@ -243,9 +243,11 @@ func (wc *watchCache) revision() int64 {
 
 // waitUntil blocks until the cache reflects at least rev, ctx is done, or
 // timeout passes; the timeout yields a TooLargeResourceVersion error
-// naming key.
-func (wc *watchCache) waitUntil(ctx context.Context, rev int64, timeout time.Duration, key string) error {
-	var deadline <-chan time.Time
+// naming key. While it waits it calls poke (if not nil) at once and then
+// every pokeInterval: the cacher asks etcd for a progress notification,
+// which is how an idle cache learns that it is current.
+func (wc *watchCache) waitUntil(ctx context.Context, rev int64, timeout time.Duration, key string, poke func()) error {
+	var deadline, nextPoke <-chan time.Time
 	for {
 		wc.mu.RLock()
 		cur, changed := wc.rev, wc.revChanged
@@ -255,9 +257,16 @@ func (wc *watchCache) waitUntil(ctx context.Context, rev int64, timeout time.Dur
 		}
 		if deadline == nil {
 			deadline = wc.clock.After(timeout)
+			if poke != nil {
+				poke()
+				nextPoke = wc.clock.After(pokeInterval)
+			}
 		}
 		select {
 		case <-changed:
+		case <-nextPoke:
+			poke()
+			nextPoke = wc.clock.After(pokeInterval)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-deadline:

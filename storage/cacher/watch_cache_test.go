@@ -308,15 +308,15 @@ func TestListPredicateAndNamespace(t *testing.T) {
 func TestWatchCacheWaitUntil(t *testing.T) {
 	wc := newWatchCache(8, realClock{})
 	ctx := context.Background()
-	if err := wc.waitUntil(ctx, 0, 10*time.Millisecond, "k"); !storage.IsTooLargeResourceVersion(err) {
+	if err := wc.waitUntil(ctx, 0, 10*time.Millisecond, "k", nil); !storage.IsTooLargeResourceVersion(err) {
 		t.Fatalf("an unfilled cache is not ready: %v", err)
 	}
 	listed(t, wc, 5)
-	if err := wc.waitUntil(ctx, 5, time.Hour, "k"); err != nil {
+	if err := wc.waitUntil(ctx, 5, time.Hour, "k", nil); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- wc.waitUntil(ctx, 9, time.Hour, "k") }()
+	go func() { done <- wc.waitUntil(ctx, 9, time.Hour, "k", nil) }()
 	wc.progress(8)
 	wc.progress(9)
 	select {
@@ -329,12 +329,17 @@ func TestWatchCacheWaitUntil(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := wc.waitUntil(cctx, 100, time.Hour, "k"); err != context.Canceled {
+	if err := wc.waitUntil(cctx, 100, time.Hour, "k", nil); err != context.Canceled {
 		t.Fatalf("canceled wait: %v", err)
 	}
-	err := wc.waitUntil(ctx, 100, time.Millisecond, "k")
+	// A waiter pokes (the cacher requests progress) until it is satisfied.
+	pokes := 0
+	if err := wc.waitUntil(ctx, 10, time.Hour, "k", func() { pokes++; wc.progress(9 + int64(pokes)/2) }); err != nil || pokes < 2 {
+		t.Fatalf("poked %d times: %v", pokes, err)
+	}
+	err := wc.waitUntil(ctx, 100, time.Millisecond, "k", nil)
 	var se *storage.Error
-	if !storage.IsTooLargeResourceVersion(err) || !asError(err, &se) || se.ResourceVersion != 9 {
+	if !storage.IsTooLargeResourceVersion(err) || !asError(err, &se) || se.ResourceVersion != 10 {
 		t.Fatalf("timeout: %v", err)
 	}
 }
