@@ -218,10 +218,12 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, opts storage.WatchOpt
 	if opts.SendInitialEvents != nil {
 		initial = *opts.SendInitialEvents
 	}
-	// Initial events end with a bookmark when the client asked for them
-	// explicitly, or (as kube-apiserver 1.37 treats an unset or "0"
-	// resourceVersion) implicitly and it accepts bookmarks.
-	initialEnd := initial && (opts.SendInitialEvents != nil || opts.AllowBookmarks)
+	// Initial events end with a bookmark when the client accepts
+	// bookmarks, whether it asked for the initial events or (as
+	// kube-apiserver 1.37 treats an unset or "0" resourceVersion) got them
+	// by default. kube-apiserver requires allowWatchBookmarks with
+	// sendInitialEvents=true, and sends no bookmark without it.
+	initialEnd := initial && opts.AllowBookmarks
 
 	wait := rv
 	if opts.ResourceVersion == "" {

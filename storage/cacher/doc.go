@@ -59,9 +59,10 @@
 // timeout, and the client then resumes from a recent revision. Bookmarks
 // travel through the dispatcher behind the events they cover, so a
 // bookmark never claims a revision whose events are still queued. When a
-// watch starts with initial events (sendInitialEvents, or resourceVersion
-// "" or "0" with bookmarks allowed, as kube-apiserver 1.37), they end with
-// a Bookmark marked InitialEventsEnd at the snapshot's revision.
+// watch that allows bookmarks starts with initial events (asked for with
+// SendInitialEvents, or by default for resourceVersion "" or "0", as
+// kube-apiserver 1.37), they end with a Bookmark marked InitialEventsEnd
+// at the snapshot's revision.
 //
 // # Relisting
 //

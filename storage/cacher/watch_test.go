@@ -62,6 +62,8 @@ func TestWatchStarts(t *testing.T) {
 			[]string{added(a), added(b), end(cur)}},
 		{"sendInitialEvents from N", storage.WatchOptions{ResourceVersion: fmt.Sprint(a.Revision), SendInitialEvents: ptr(true), AllowBookmarks: true},
 			[]string{added(a), added(b), end(cur)}},
+		{"sendInitialEvents without bookmarks: no end marker, as kube-apiserver",
+			storage.WatchOptions{ResourceVersion: "0", SendInitialEvents: ptr(true)}, []string{added(a), added(b)}},
 		{"sendInitialEvents=false, rv unset", storage.WatchOptions{SendInitialEvents: ptr(false)}, nil},
 		{"sendInitialEvents=false, rv 0", storage.WatchOptions{ResourceVersion: "0", SendInitialEvents: ptr(false)}, nil},
 		{"from a's revision", storage.WatchOptions{ResourceVersion: fmt.Sprint(a.Revision)}, []string{added(b)}},
