@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -33,6 +34,14 @@ type Store struct {
 	// value keeps its watches and its progress requests on one stream
 	// (and leaves other Stores' streams alone).
 	watchMD metadata.MD
+
+	// progressMu protects progressWanted and progressKick.
+	progressMu sync.Mutex
+	// progressWanted is the highest revision RequestProgress has been
+	// asked about: ProgressNotify watches behind it keep asking etcd.
+	progressWanted int64
+	// progressKick is closed, and replaced, when progressWanted grows.
+	progressKick chan struct{}
 }
 
 var (
@@ -49,7 +58,7 @@ func New(cfg Config) *Store {
 	if cfg.Client == nil {
 		panic("etcd3: New needs a client")
 	}
-	s := &Store{client: cfg.Client}
+	s := &Store{client: cfg.Client, progressKick: make(chan struct{})}
 	s.watchMD = metadata.Pairs(
 		rpctypes.MetadataRequireLeaderKey, rpctypes.MetadataHasLeader,
 		watchStreamKey, fmt.Sprintf("%p", s),

@@ -63,8 +63,10 @@ func configMap(name string, labels map[string]string) []byte {
 
 // TestRequestProgressReachesWatch proves Watch and RequestProgress share a
 // gRPC stream: an idle watch asked for progress notifications gets a
-// Bookmark at etcd's current revision soon after RequestProgress, long
-// before etcd's periodic notification (10 minutes) would come.
+// Bookmark at etcd's current revision after one RequestProgress, long
+// before etcd's periodic notification (10 minutes) would come. The request
+// is made right after Watch returns, when etcd may not have the watch yet
+// or may still be syncing it, and would drop a single request.
 func TestRequestProgressReachesWatch(t *testing.T) {
 	for _, loopback := range []bool{false, true} {
 		name := "inprocess"
@@ -83,7 +85,8 @@ func TestRequestProgressReachesWatch(t *testing.T) {
 				defer client.Close()
 			}
 			s := etcd3.New(etcd3.Config{Client: client})
-			if _, err := s.Create(ctx, configMaps.Key("ns", "a"), configMap("a", nil)); err != nil {
+			created, err := s.Create(ctx, configMaps.Key("ns", "a"), configMap("a", nil))
+			if err != nil {
 				t.Fatal(err)
 			}
 			w, err := s.Watch(ctx, configMaps.Prefix(), storage.WatchOptions{ResourceVersion: "0", ProgressNotify: true})
@@ -91,38 +94,70 @@ func TestRequestProgressReachesWatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer w.Stop()
-			if ev := next(t, w); ev.Type != storage.Added {
-				t.Fatalf("first event %s, want the initial ADDED", ev.Type)
-			}
-			// A write elsewhere moves the revision past anything the
+			// Writes elsewhere move the revision past anything the
 			// watch has seen, as writes to other resources do: the
-			// cacher's question is whether it has caught up with it.
-			put, err := client.Put(ctx, "/elsewhere", "x")
-			if err != nil {
-				t.Fatal(err)
-			}
-			// etcd answers a progress request only once the stream's
-			// watches are synced, and drops requests that arrive before
-			// the watch exists; ask until a bookmark comes.
-			deadline := time.Now().Add(10 * time.Second)
-			for time.Now().Before(deadline) {
-				if err := s.RequestProgress(ctx); err != nil {
+			// cacher's question is whether it has caught up with them.
+			var put *clientv3.PutResponse
+			for range 3 {
+				if put, err = client.Put(ctx, "/elsewhere", "x"); err != nil {
 					t.Fatal(err)
 				}
-				select {
-				case ev := <-w.ResultChan():
-					if ev.Type != storage.Bookmark || ev.Object == nil {
-						t.Fatalf("event %v, want a progress BOOKMARK", ev.Type)
-					}
-					if ev.Object.Revision != put.Header.Revision {
-						t.Fatalf("bookmark at revision %d, want the current %d", ev.Object.Revision, put.Header.Revision)
-					}
-					return
-				case <-time.After(200 * time.Millisecond):
-				}
 			}
-			t.Fatal("no bookmark after RequestProgress")
+			if err := s.RequestProgress(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if ev := next(t, w); ev.Type != storage.Added || ev.Object.Revision != created.Revision {
+				t.Fatalf("first event %s, want the initial ADDED", ev.Type)
+			}
+			ev := next(t, w)
+			if ev.Type != storage.Bookmark || ev.Object == nil {
+				t.Fatalf("event %v, want a progress BOOKMARK", ev.Type)
+			}
+			if ev.Object.Revision != put.Header.Revision {
+				t.Fatalf("bookmark at revision %d, want the current %d", ev.Object.Revision, put.Header.Revision)
+			}
 		})
+	}
+}
+
+// TestRequestProgressPerStore: two Stores on one client watch on separate
+// streams, so one Store's progress request reaches its own watches only.
+func TestRequestProgressPerStore(t *testing.T) {
+	ctx := testContext(t)
+	client := etcd3test.Start(t)
+	a := etcd3.New(etcd3.Config{Client: client})
+	b := etcd3.New(etcd3.Config{Client: client})
+	wa, err := a.Watch(ctx, configMaps.Prefix(), storage.WatchOptions{ResourceVersion: "0", ProgressNotify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wa.Stop()
+	wb, err := b.Watch(ctx, "/registry/core/secrets/", storage.WatchOptions{ResourceVersion: "0", ProgressNotify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wb.Stop()
+	put, err := client.Put(ctx, "/elsewhere", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.RequestProgress(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, wb); ev.Type != storage.Bookmark || ev.Object.Revision != put.Header.Revision {
+		t.Fatalf("store b's watch got %v, want a bookmark at %d", ev.Type, put.Header.Revision)
+	}
+	put, err = client.Put(ctx, "/elsewhere", "y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RequestProgress(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Had b's request reached a's stream, a's first event would be a
+	// bookmark at b's revision.
+	if ev := next(t, wa); ev.Type != storage.Bookmark || ev.Object.Revision != put.Header.Revision {
+		t.Fatalf("store a's watch got %v, want a bookmark at %d", ev.Type, put.Header.Revision)
 	}
 }
 

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"google.golang.org/grpc/metadata"
 
 	"github.com/miniapi/miniapi/storage"
 )
@@ -32,7 +32,8 @@ const watchBufferSize = 100
 // Compacted error carrying the compact revision, then closes; so does any
 // other failure, with the error it had. Progress notifications from etcd
 // (periodic, or after RequestProgress) arrive as Bookmarks when
-// opts.ProgressNotify is set. opts.AllowBookmarks is left to the cacher.
+// opts.ProgressNotify is set (see RequestProgress). opts.AllowBookmarks is
+// left to the cacher.
 func (s *Store) Watch(ctx context.Context, prefix string, opts storage.WatchOptions) (storage.Watcher, error) {
 	rv, err := parseRV(prefix, opts.ResourceVersion)
 	if err != nil {
@@ -64,30 +65,6 @@ func (s *Store) Watch(ctx context.Context, prefix string, opts storage.WatchOpti
 	}
 	go w.run()
 	return w, nil
-}
-
-// RequestProgress asks etcd to send a progress notification on this
-// Store's watch stream; every watch of the Store opened with
-// ProgressNotify then delivers a Bookmark carrying etcd's current revision
-// (once etcd has sent it everything up to that revision).
-//
-// etcd answers only when every watch on the stream is synced and the
-// current revision has reached every watch's start revision. A watch
-// starts after the revision it was opened at, so until something
-// anywhere in etcd is written after it opened, a progress request yields
-// no Bookmark; the watcher is then already current.
-func (s *Store) RequestProgress(ctx context.Context) error {
-	if err := s.client.RequestProgress(s.streamContext(ctx)); err != nil {
-		return fmt.Errorf("etcd3: request progress: %w", err)
-	}
-	return nil
-}
-
-// streamContext gives ctx this Store's watch stream metadata, replacing
-// any outgoing metadata ctx had, so every Watch and RequestProgress of
-// the Store picks the same gRPC stream.
-func (s *Store) streamContext(ctx context.Context) context.Context {
-	return metadata.NewOutgoingContext(ctx, s.watchMD)
 }
 
 // watcher is one running Watch. Its goroutine (run) is the only sender on
@@ -148,40 +125,117 @@ func (w *watcher) run() {
 			return
 		}
 	}
+	var delivered int64
 	if w.opts.SendInitialEvents != nil && *w.opts.SendInitialEvents {
 		ev := storage.Event{Type: storage.Bookmark, Object: &storage.Object{Revision: startRev}, InitialEventsEnd: true}
 		if !w.send(ev) {
 			return
 		}
+		delivered = startRev
 	}
+	w.follow(wch, startRev, delivered)
+}
 
-	for resp := range wch {
-		if err := resp.Err(); err != nil {
-			w.sendError(w.watchError(resp, err))
+// follow forwards etcd's watch responses until the watch ends. lastRev is
+// the revision the consumer is current through once it has what was sent
+// so far; delivered is the highest revision it has been told of.
+//
+// A ProgressNotify watch answers RequestProgress (a revision R the Store
+// wants its watches to report): if it is current through R already, it
+// sends a Bookmark at lastRev itself; otherwise it repeats etcd's progress
+// request every progressRetryInterval until etcd's notification or events
+// bring it past R, because etcd drops requests that arrive while any watch
+// on the stream is catching up or not yet created.
+func (w *watcher) follow(wch clientv3.WatchChan, lastRev, delivered int64) {
+	var retry *time.Ticker
+	var retryC <-chan time.Time
+	defer func() {
+		if retry != nil {
+			retry.Stop()
+		}
+	}()
+	for {
+		var kick <-chan struct{}
+		behind := false
+		if w.opts.ProgressNotify {
+			var wanted int64
+			wanted, kick = w.store.progressState()
+			if wanted > delivered {
+				if lastRev >= wanted {
+					if !w.send(storage.Event{Type: storage.Bookmark, Object: &storage.Object{Revision: lastRev}}) {
+						return
+					}
+					delivered = lastRev
+				} else {
+					behind = true
+				}
+			}
+		}
+		switch {
+		case behind && retry == nil:
+			retry = time.NewTicker(progressRetryInterval)
+			retryC = retry.C
+		case !behind && retry != nil:
+			retry.Stop()
+			retry, retryC = nil, nil
+		}
+		select {
+		case resp, ok := <-wch:
+			if !ok {
+				// etcd's channel closes when our ctx ends, and
+				// otherwise only when the client is closed.
+				if w.ctx.Err() == nil {
+					w.sendError(storage.NewError(storage.CodeInternal, w.prefix, 0, errors.New("etcd3: watch channel closed")))
+				}
+				return
+			}
+			seen, sent, cont := w.forward(resp)
+			if !cont {
+				return
+			}
+			lastRev, delivered = max(lastRev, seen), max(delivered, sent)
+		case <-kick:
+		case <-retryC:
+			// An error here means the stream is going away; the
+			// watch channel reports that.
+			_ = w.store.client.RequestProgress(w.store.streamContext(w.ctx))
+		case <-w.ctx.Done():
 			return
 		}
-		if resp.IsProgressNotify() {
-			if w.opts.ProgressNotify && !w.send(storage.Event{Type: storage.Bookmark, Object: &storage.Object{Revision: resp.Header.Revision}}) {
-				return
-			}
-			continue
+	}
+}
+
+// forward delivers one watch response. It returns the revision the
+// response brings the watch up to, the highest revision it delivered (0
+// for none: events the predicate drops are not delivered), and whether to
+// go on.
+func (w *watcher) forward(resp clientv3.WatchResponse) (seen, sent int64, ok bool) {
+	if err := resp.Err(); err != nil {
+		w.sendError(w.watchError(resp, err))
+		return 0, 0, false
+	}
+	if resp.IsProgressNotify() {
+		if !w.opts.ProgressNotify {
+			return 0, 0, true
 		}
-		for _, e := range resp.Events {
-			ev, ok, err := w.transform(e)
-			if err != nil {
-				w.sendError(err)
-				return
+		rev := resp.Header.Revision
+		return rev, rev, w.send(storage.Event{Type: storage.Bookmark, Object: &storage.Object{Revision: rev}})
+	}
+	for _, e := range resp.Events {
+		ev, deliver, err := w.transform(e)
+		if err != nil {
+			w.sendError(err)
+			return 0, 0, false
+		}
+		seen = e.Kv.ModRevision
+		if deliver {
+			if !w.send(ev) {
+				return 0, 0, false
 			}
-			if ok && !w.send(ev) {
-				return
-			}
+			sent = seen
 		}
 	}
-	// etcd's channel closes when our ctx ends, and otherwise only when
-	// the client is closed.
-	if w.ctx.Err() == nil {
-		w.sendError(storage.NewError(storage.CodeInternal, w.prefix, 0, errors.New("etcd3: watch channel closed")))
-	}
+	return seen, sent, true
 }
 
 // readSnapshot reads the current objects under the prefix (or the one
