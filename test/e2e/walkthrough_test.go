@@ -1,0 +1,207 @@
+package e2e
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// The request bodies of the README's curl walkthrough, byte for byte.
+const (
+	walkNamespace = `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"demo"}}`
+	walkConfigMap = `{
+  "apiVersion": "v1",
+  "kind": "ConfigMap",
+  "metadata": {"name": "app-config", "labels": {"app": "web", "tier": "frontend"}},
+  "data": {"color": "blue", "size": "large"}
+}`
+	// walkUpdate is completed with the resourceVersion the client last read.
+	walkUpdate = `{
+  "apiVersion": "v1",
+  "kind": "ConfigMap",
+  "metadata": {"name": "app-config", "resourceVersion": "%s", "labels": {"app": "web", "tier": "frontend"}},
+  "data": {"color": "green", "size": "large"}
+}`
+	walkMergePatch = `{"data":{"size":"small"}}`
+	walkJSONPatch  = `[{"op":"add","path":"/data/shape","value":"round"}]`
+	// walkMore is completed with a number 1 to 5.
+	walkMore = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm-%d"},"data":{"n":"%d"}}`
+)
+
+// curlUA is the User-Agent curl sends; miniapi pretty-prints JSON for it,
+// so the walkthrough gets the very bytes the README shows.
+const curlUA = "curl/8.5.0"
+
+const (
+	walkCMs = "/api/v1/namespaces/demo/configmaps"
+	walkCM  = walkCMs + "/app-config"
+)
+
+// TestWalkthrough runs the README's curl walkthrough step by step and
+// checks each answer is what the README shows.
+func TestWalkthrough(t *testing.T) {
+	skipIfShort(t)
+	t.Parallel()
+	srv := startServer(t, t.TempDir())
+	ua := []string{"User-Agent", curlUA}
+	withUA := func(h ...string) []string { return append(h, ua...) }
+
+	// 1. Create a namespace.
+	ns := srv.must(t, 201, "POST", "/api/v1/namespaces", walkNamespace, ua...)
+	if ns["kind"] != "Namespace" || str(ns, "metadata.name") != "demo" || str(ns, "status.phase") != "Active" {
+		t.Fatalf("namespace: %v", ns)
+	}
+
+	// 2. Create a configmap with labels.
+	r := srv.do(t, "POST", walkCMs, walkConfigMap, ua...)
+	if r.code != 201 {
+		t.Fatalf("create configmap = %d: %s", r.code, r.body)
+	}
+	if !strings.HasPrefix(string(r.body), "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"ConfigMap\",\n") {
+		t.Errorf("curl does not get indented JSON: %s", r.body)
+	}
+	created := r.object(t)
+	want := map[string]string{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata.name": "app-config", "metadata.namespace": "demo",
+		"metadata.labels.app": "web", "metadata.labels.tier": "frontend",
+		"data.color": "blue", "data.size": "large",
+	}
+	checkFields(t, created, want)
+	for _, f := range []string{"metadata.uid", "metadata.resourceVersion", "metadata.creationTimestamp"} {
+		if str(created, f) == "" {
+			t.Errorf("created object has no %s: %v", f, created)
+		}
+	}
+	if get(created, "metadata.generation") != 1.0 {
+		t.Errorf("generation = %v, want 1", get(created, "metadata.generation"))
+	}
+	rv1 := str(created, "metadata.resourceVersion")
+
+	// 3. Get it as JSON, then as YAML.
+	if got := srv.must(t, 200, "GET", walkCM, nil, ua...); !reflect.DeepEqual(got, created) {
+		t.Errorf("GET = %v, want what create answered: %v", got, created)
+	}
+	r = srv.do(t, "GET", walkCM, nil, withUA("Accept", "application/yaml")...)
+	if r.code != 200 || r.header.Get("Content-Type") != "application/yaml" {
+		t.Fatalf("GET as YAML = %d %q: %s", r.code, r.header.Get("Content-Type"), r.body)
+	}
+	if !strings.HasPrefix(string(r.body), "apiVersion: v1\ndata:\n  color: blue\n  size: large\nkind: ConfigMap\nmetadata:\n") {
+		t.Errorf("YAML answer does not start as the README shows:\n%s", r.body)
+	}
+	var fromYAML map[string]any
+	if err := yaml.Unmarshal(r.body, &fromYAML); err != nil {
+		t.Fatalf("YAML answer does not parse: %v\n%s", err, r.body)
+	}
+	if !reflect.DeepEqual(fromYAML, created) {
+		t.Errorf("YAML answer = %v, want %v", fromYAML, created)
+	}
+
+	// 4. Update with the resourceVersion just read: 200, a new
+	// resourceVersion, generation 2.
+	updated := srv.must(t, 200, "PUT", walkCM, fmt.Sprintf(walkUpdate, rv1), ua...)
+	checkFields(t, updated, map[string]string{"data.color": "green", "metadata.uid": str(created, "metadata.uid")})
+	rv2 := str(updated, "metadata.resourceVersion")
+	if rvInt(t, rv2) <= rvInt(t, rv1) {
+		t.Errorf("update resourceVersion %s, want above %s", rv2, rv1)
+	}
+	if get(updated, "metadata.generation") != 2.0 {
+		t.Errorf("generation after update = %v, want 2", get(updated, "metadata.generation"))
+	}
+
+	// 5. The same update again: its resourceVersion is now stale.
+	st := wantStatus(t, srv.do(t, "PUT", walkCM, fmt.Sprintf(walkUpdate, rv1), ua...), 409, "Conflict")
+	const conflictMsg = `Operation cannot be fulfilled on configmaps "app-config": the object has been modified; please apply your changes to the latest version and try again`
+	if st["message"] != conflictMsg {
+		t.Errorf("conflict message = %q, want %q", st["message"], conflictMsg)
+	}
+	checkFields(t, st, map[string]string{"details.name": "app-config", "details.kind": "configmaps"})
+	if got := srv.must(t, 200, "GET", walkCM, nil); str(got, "metadata.resourceVersion") != rv2 {
+		t.Errorf("the conflicting update changed the object: %v", got)
+	}
+
+	// 6. Merge patch, then JSON patch.
+	merged := srv.must(t, 200, "PATCH", walkCM, walkMergePatch, withUA("Content-Type", "application/merge-patch+json")...)
+	checkFields(t, merged, map[string]string{"data.color": "green", "data.size": "small"})
+	rv3 := str(merged, "metadata.resourceVersion")
+	if rvInt(t, rv3) <= rvInt(t, rv2) {
+		t.Errorf("merge patch resourceVersion %s, want above %s", rv3, rv2)
+	}
+	patched := srv.must(t, 200, "PATCH", walkCM, walkJSONPatch, withUA("Content-Type", "application/json-patch+json")...)
+	checkFields(t, patched, map[string]string{"data.color": "green", "data.size": "small", "data.shape": "round"})
+	rv4 := str(patched, "metadata.resourceVersion")
+	if rvInt(t, rv4) <= rvInt(t, rv3) {
+		t.Errorf("JSON patch resourceVersion %s, want above %s", rv4, rv3)
+	}
+
+	// 7. List with a label selector.
+	list := srv.must(t, 200, "GET", walkCMs+"?labelSelector=app%3Dweb", nil, ua...)
+	checkFields(t, list, map[string]string{"apiVersion": "v1", "kind": "ConfigMapList", "metadata.resourceVersion": rv4})
+	if n := names(t, list); !reflect.DeepEqual(n, []string{"app-config"}) {
+		t.Errorf("labelSelector=app=web lists %v, want [app-config]", n)
+	}
+	for _, it := range items(t, list) {
+		checkFields(t, it, map[string]string{"apiVersion": "v1", "kind": "ConfigMap"})
+	}
+	if n := names(t, srv.must(t, 200, "GET", walkCMs+"?labelSelector=app%21%3Dweb", nil)); len(n) != 0 {
+		t.Errorf("labelSelector=app!=web lists %v, want none", n)
+	}
+
+	// 8. Five more configmaps, then page through all six, two at a time.
+	for i := 1; i <= 5; i++ {
+		srv.must(t, 201, "POST", walkCMs, fmt.Sprintf(walkMore, i, i), ua...)
+	}
+	type page struct {
+		names     []string
+		remaining any // float64 when present
+		more      bool
+	}
+	wantPages := []page{
+		{[]string{"app-config", "cm-1"}, 4.0, true},
+		{[]string{"cm-2", "cm-3"}, 2.0, true},
+		{[]string{"cm-4", "cm-5"}, nil, false},
+	}
+	path, listRV := walkCMs+"?limit=2", ""
+	for i, wp := range wantPages {
+		l := srv.must(t, 200, "GET", path, nil, ua...)
+		if n := names(t, l); !reflect.DeepEqual(n, wp.names) {
+			t.Errorf("page %d lists %v, want %v", i+1, n, wp.names)
+		}
+		if got := get(l, "metadata.remainingItemCount"); got != wp.remaining {
+			t.Errorf("page %d remainingItemCount = %v, want %v", i+1, got, wp.remaining)
+		}
+		rv := str(l, "metadata.resourceVersion")
+		if i == 0 {
+			listRV = rv
+		} else if rv != listRV {
+			t.Errorf("page %d resourceVersion %s, want the first page's %s", i+1, rv, listRV)
+		}
+		cont := str(l, "metadata.continue")
+		if (cont != "") != wp.more {
+			t.Fatalf("page %d continue = %q, want more pages: %v", i+1, cont, wp.more)
+		}
+		path = walkCMs + "?limit=2&continue=" + cont
+	}
+
+	// 9. Delete: 200 with the object's last state, then it is gone.
+	deleted := srv.must(t, 200, "DELETE", walkCM, nil, ua...)
+	checkFields(t, deleted, map[string]string{"kind": "ConfigMap", "metadata.name": "app-config", "data.shape": "round"})
+	st = wantStatus(t, srv.do(t, "GET", walkCM, nil, ua...), 404, "NotFound")
+	if st["message"] != `configmaps "app-config" not found` {
+		t.Errorf("not found message = %q", st["message"])
+	}
+}
+
+// checkFields fails the test for each dotted path in want whose string
+// value in m differs.
+func checkFields(t *testing.T, m map[string]any, want map[string]string) {
+	t.Helper()
+	for path, w := range want {
+		if got := get(m, path); got != w {
+			t.Errorf("%s = %v, want %q in %v", path, got, w, m)
+		}
+	}
+}
