@@ -123,6 +123,13 @@ func TestWatchTooOldAndTooNew(t *testing.T) {
 	for i := 1; i < 12; i++ {
 		createCM(t, c, srv.URL(), fmt.Sprintf("a%d", i), "")
 	}
+	// A consistent list returns only once the cache has caught up with
+	// etcd, so its history has moved past the first write.
+	if resp, err := c.Get(srv.URL() + "/api/v1/namespaces/ns1/configmaps"); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
 	resp := openWatch(t, c, srv.URL()+"/api/v1/namespaces/ns1/configmaps?watch=true&resourceVersion="+first)
 	if resp.StatusCode != 200 {
 		t.Fatalf("watch from a compacted-out RV answered %d, want 200 and an ERROR event", resp.StatusCode)

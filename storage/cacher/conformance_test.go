@@ -14,9 +14,6 @@ import (
 // Store: the registry must not be able to tell the two apart.
 func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storagetest.Fixture {
-		if reason, ok := differsFromEtcd[t.Name()[len("TestConformance/"):]]; ok {
-			t.Skip(reason)
-		}
 		client := etcd3test.Start(t)
 		keys := storage.ResourceKeys{Resource: "configmaps", Namespaced: true}
 		c, err := New(etcd3.New(etcd3.Config{Client: client}), Config{Prefix: keys.Prefix(), Logger: quietLogger()})
@@ -42,15 +39,4 @@ func TestConformance(t *testing.T) {
 			},
 		}
 	})
-}
-
-// differsFromEtcd names the suite's subtests whose expectations hold for
-// etcd but not, by design, for a cache (as in kube-apiserver): a read at
-// resourceVersion "0" or NotOlderThan N may be served from a state older
-// than a write that has just returned, because the cache learns of writes
-// only from etcd's watch. Both subtests expect read-your-writes there and
-// fail when the cache has not yet seen the write.
-var differsFromEtcd = map[string]string{
-	"GetResourceVersions":  `Get with resourceVersion "0" after a Create may not see it yet (any state is allowed)`,
-	"ListExactOldRevision": `List NotOlderThan N may return a state newer than N but older than the last write`,
 }

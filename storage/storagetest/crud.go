@@ -66,7 +66,9 @@ func testGetMissing(t *testing.T, f Fixture) {
 func testGetResourceVersions(t *testing.T, f Fixture) {
 	o := object{ns: "ns", name: "a", value: "one"}
 	created := f.create(t, o)
-	for _, rv := range []string{"", "0", strconv.FormatInt(created.Revision, 10)} {
+	// "0" accepts any state the backend holds, so it is read after N, which
+	// waits for a state at least as new as the write.
+	for _, rv := range []string{"", strconv.FormatInt(created.Revision, 10), "0"} {
 		got, err := f.Store.Get(testContext(t), f.key(o), storage.GetOptions{ResourceVersion: rv})
 		if err != nil {
 			t.Fatalf("Get with resourceVersion %q: %v", rv, err)
