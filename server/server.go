@@ -45,6 +45,9 @@ type Config struct {
 	// ResourcesFile declares extra types to serve (see
 	// registry.ResourceFile).
 	ResourcesFile string
+	// CompactionInterval is how often etcd's history is compacted; 0 means
+	// DefaultCompactionInterval, negative disables compaction.
+	CompactionInterval time.Duration
 	// WatchCacheSize is the number of recent events each type's cache
 	// keeps for watches from a resourceVersion; 0 sizes it dynamically to
 	// cover at least 75 seconds of events, as kube-apiserver does.
@@ -77,6 +80,10 @@ type Server struct {
 
 	// cachers of the types added at start; Start waits for them to fill.
 	cachers []*cacher.Cacher
+
+	// stopBackground stops the compactor; background tracks it.
+	stopBackground context.CancelFunc
+	background     sync.WaitGroup
 
 	stopWatches chan struct{}
 	serveDone   chan struct{}
@@ -119,6 +126,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.waitCaches(ctx); err != nil {
 		return nil, err
 	}
+	s.startCompactor(cfg.CompactionInterval)
 
 	listen := cfg.Listen
 	if listen == "" {
@@ -261,8 +269,30 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// closeStorage releases the registry's stores, then etcd.
+// startCompactor runs the history compactor in the background until
+// Shutdown.
+func (s *Server) startCompactor(interval time.Duration) {
+	if interval < 0 {
+		return
+	}
+	if interval == 0 {
+		interval = DefaultCompactionInterval
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopBackground = cancel
+	c := &compactor{client: s.client, interval: interval, onError: func(err error) {
+		s.log.Warn("etcd compaction failed", "err", err)
+	}}
+	s.background.Go(func() { c.run(ctx) })
+}
+
+// closeStorage stops background work, then releases the registry's
+// stores, then etcd.
 func (s *Server) closeStorage() error {
+	if s.stopBackground != nil {
+		s.stopBackground()
+	}
+	s.background.Wait()
 	var errs []error
 	if s.reg != nil {
 		errs = append(errs, s.reg.Close())

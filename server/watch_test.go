@@ -4,14 +4,18 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/miniapi/miniapi/registry"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // openWatch starts a watch request and returns its response; the body is
@@ -215,4 +219,20 @@ func TestTypesAddedAndRemovedWhileServing(t *testing.T) {
 	if code := get(); code != 404 {
 		t.Fatalf("after Remove: %d", code)
 	}
+}
+
+func TestCompactorBoundsHistory(t *testing.T) {
+	srv := start(t, Config{CompactionInterval: 100 * time.Millisecond})
+	c := &http.Client{Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	seed(t, srv, c)
+	first, _ := strconv.ParseInt(createCM(t, c, srv.URL(), "old", ""), 10, 64)
+	createCM(t, c, srv.URL(), "newer", "")
+	// Within a few intervals etcd's history no longer reaches the first write.
+	waitFor(t, "etcd to compact past the first write", func() bool {
+		_, err := srv.client.Get(context.Background(), "/registry/core/configmaps/ns1/old", clientv3.WithRev(first))
+		return errors.Is(err, rpctypes.ErrCompacted)
+	})
+	// Serving goes on: the cache was not disturbed.
+	createCM(t, c, srv.URL(), "after", "")
 }

@@ -67,6 +67,7 @@ default, or an external cluster with --etcd-servers.`,
 	f.StringVar(&o.cfg.EtcdCAFile, "etcd-cafile", "", "CA bundle that verifies --etcd-servers' certificates")
 	f.StringVar(&o.cfg.EtcdPrefix, "etcd-prefix", "/registry", "prefix of every key miniapi writes in etcd")
 	f.StringVar(&o.cfg.ResourcesFile, "resources", "", "YAML file declaring extra resource types to serve (see README)")
+	f.DurationVar(&o.cfg.CompactionInterval, "etcd-compaction-interval", server.DefaultCompactionInterval, "how often to compact etcd's history, keeping one interval of it (0 or less: never)")
 	f.IntVar(&o.cfg.WatchCacheSize, "watch-cache-size", 0, "events of history each type's watch cache keeps for watches from a resourceVersion (0: sized to cover at least 75 seconds)")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug (one line per request), info, warn or error")
 	f.BoolVar(&o.etcdLogs, "etcd-logs", false, "show the embedded etcd's own logs")
@@ -80,6 +81,9 @@ func run(ctx context.Context, o options) error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	o.cfg.Logger = log
+	if o.cfg.CompactionInterval == 0 {
+		o.cfg.CompactionInterval = -1 // the flag's 0 means never
+	}
 	if o.etcdLogs {
 		o.cfg.EtcdLogger = log
 	}

@@ -1,0 +1,58 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// DefaultCompactionInterval is how often etcd's history is compacted, as
+// kube-apiserver's --etcd-compaction-interval defaults.
+const DefaultCompactionInterval = 5 * time.Minute
+
+// compactor keeps etcd's history bounded: at every tick it compacts to
+// the revision etcd had at the previous tick, so one interval of history
+// always remains for lists pinned by continue tokens, and watch caches
+// serve older resumptions from memory. Several replicas on one cluster
+// may each run one; compacting to an already compacted revision is
+// harmless.
+type compactor struct {
+	client   *clientv3.Client
+	interval time.Duration
+	onError  func(error)
+}
+
+// run compacts until ctx ends.
+func (c *compactor) run(ctx context.Context) {
+	t := time.NewTicker(c.interval)
+	defer t.Stop()
+	var prev int64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		resp, err := c.client.Get(ctx, "compact-probe", clientv3.WithCountOnly())
+		if err != nil {
+			c.report(ctx, err)
+			continue
+		}
+		if prev > 0 {
+			_, err := c.client.Compact(ctx, prev)
+			if err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
+				c.report(ctx, err)
+			}
+		}
+		prev = resp.Header.Revision
+	}
+}
+
+func (c *compactor) report(ctx context.Context, err error) {
+	if ctx.Err() == nil && c.onError != nil {
+		c.onError(err)
+	}
+}
