@@ -101,13 +101,14 @@ func (o *Object) DeepCopy() *Object {
 }
 
 // FieldEqual reports whether the top-level field name holds the same JSON
-// value in a and b, ignoring object key order and number formatting.
+// value in a and b, ignoring object key order and whitespace.
 func FieldEqual(a, b *Object, name string) bool {
 	return JSONEqual(a.Fields[name], b.Fields[name])
 }
 
-// JSONEqual reports whether two JSON documents are semantically equal. An
-// empty document equals an absent one and null.
+// JSONEqual reports whether two JSON documents are equal ignoring object
+// key order and whitespace. Numbers compare by their text, so 1 and 1.0
+// differ, as they do once stored. An empty document equals null.
 func JSONEqual(a, b json.RawMessage) bool {
 	if bytes.Equal(a, b) {
 		return true
