@@ -9,17 +9,18 @@ import (
 	"testing"
 )
 
-// widgetsFile declares the type the README's resources file example
-// shows.
+// widgetsFile is the README's resources file example, byte for byte.
 const widgetsFile = `resources:
 - group: example.com
-  version: v1
-  kind: Widget
-  plural: widgets
-  namespaced: true
-  shortNames: [wd]
-  statusSubresource: true
-  selectableFields: [spec.color]
+  version: v1                      # required
+  kind: Widget                     # required
+  plural: widgets                  # required: the name in URLs, lower case
+  namespaced: true                 # false: cluster-scoped
+  shortNames: [wd]                 # advertised in discovery
+  statusSubresource: true          # serve widgets/status
+  selectableFields: [spec.color]   # fields usable in fieldSelector
+  printerColumns:                  # columns for table output
+  - {name: Color, type: string, jsonPath: .spec.color}
 `
 
 // TestResourcesFile serves a type declared in a --resources file and

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -202,6 +204,36 @@ func checkFields(t *testing.T, m map[string]any, want map[string]string) {
 	for path, w := range want {
 		if got := get(m, path); got != w {
 			t.Errorf("%s = %v, want %q in %v", path, got, w, m)
+		}
+	}
+}
+
+// TestREADMEShowsTheTestedRequests keeps the README honest: the requests
+// its walkthrough and resources file example show are the ones the
+// end-to-end tests send.
+func TestREADMEShowsTheTestedRequests(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	for name, want := range map[string]string{
+		"namespace body":          "-d '" + walkNamespace + "'",
+		"configmap body":          "-d '" + walkConfigMap + "'",
+		"update body":             "-d '" + fmt.Sprintf(walkUpdate, "3") + "'",
+		"merge patch":             "-d '" + walkMergePatch + "'",
+		"JSON patch":              "-d '" + walkJSONPatch + "'",
+		"more configmaps":         "-d '" + strings.ReplaceAll(walkMore, "%d", "'$i'") + "'",
+		"label selector":          "http://127.0.0.1:8080" + walkCMs + "?labelSelector=app%3Dweb'",
+		"first page":              "http://127.0.0.1:8080" + walkCMs + "?limit=2'",
+		"object URL":              "http://127.0.0.1:8080" + walkCM + "\n",
+		"resources file":          "```yaml\n" + widgetsFile + "```\n",
+		"conflict message":        `Operation cannot be fulfilled on configmaps \"app-config\": the object has been modified; please apply your changes to the latest version and try again`,
+		"not found message":       `configmaps \"app-config\" not found`,
+		"the README test command": "```sh\ngo test -race ./...\n```",
+	} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README.md does not show the %s the tests use:\n%s", name, want)
 		}
 	}
 }
