@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -53,10 +54,14 @@ func (o *Object) MarshalJSON() ([]byte, error) {
 func (o *Object) UnmarshalJSON(data []byte) error {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field == "" {
+			return fmt.Errorf("an object must be a JSON object, got %s", jsonKind(data))
+		}
 		return err
 	}
 	if top == nil {
-		return fmt.Errorf("object must be a JSON object, not null")
+		return fmt.Errorf("an object must be a JSON object, not null")
 	}
 	*o = Object{Fields: make(map[string]json.RawMessage, len(top))}
 	for k, v := range top {
@@ -74,6 +79,15 @@ func (o *Object) UnmarshalJSON(data []byte) error {
 				continue
 			}
 			if err := json.Unmarshal(v, &o.Metadata); err != nil {
+				var te *json.UnmarshalTypeError
+				if errors.As(err, &te) {
+					// Report the path from the object's root.
+					path := "metadata"
+					if te.Field != "" {
+						path += "." + te.Field
+					}
+					return fmt.Errorf("%s must be %s, got %s", path, jsonTypeName(te.Type.Kind().String()), te.Value)
+				}
 				return fmt.Errorf("metadata: %w", err)
 			}
 		default:
@@ -156,6 +170,24 @@ func jsonKind(v json.RawMessage) string {
 		return "a boolean"
 	case b[0] == 'n':
 		return "null"
+	default:
+		return "a number"
+	}
+}
+
+// jsonTypeName names a Go kind the way a JSON user thinks of it.
+func jsonTypeName(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "map", "struct":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	case "bool":
+		return "a boolean"
+	case "ptr":
+		return "an object"
 	default:
 		return "a number"
 	}

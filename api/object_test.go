@@ -31,11 +31,12 @@ func TestObjectDecodeErrors(t *testing.T) {
 	cases := []struct {
 		name, in, want string
 	}{
-		{"not an object", `[1]`, "cannot unmarshal array"},
+		{"not an object", `[1]`, "must be a JSON object, got an array"},
+		{"labels not an object", `{"metadata":{"labels":[]}}`, "metadata.labels must be an object, got array"},
 		{"null", `null`, "not null"},
 		{"kind not a string", `{"kind":5}`, "kind must be a string, got a number"},
 		{"apiVersion not a string", `{"apiVersion":{}}`, "apiVersion must be a string, got an object"},
-		{"name not a string", `{"metadata":{"name":5}}`, "metadata"},
+		{"name not a string", `{"metadata":{"name":5}}`, "metadata.name must be a string, got number"},
 		{"bad time", `{"metadata":{"creationTimestamp":"yesterday"}}`, "metadata"},
 		{"truncated", `{"metadata":{"name":"a"`, "unexpected end"},
 	}

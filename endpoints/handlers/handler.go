@@ -123,14 +123,18 @@ func (q *request) collection() {
 	switch q.r.Method {
 	case http.MethodGet:
 		q.list()
-	case http.MethodPost:
+	case http.MethodPost, http.MethodDelete:
+		// The all-namespaces path of a namespaced type serves only list
+		// and watch, as in kube-apiserver.
 		if !q.info.NamespacedPath && q.t.Namespaced {
 			q.notAllowed()
 			return
 		}
-		q.create()
-	case http.MethodDelete:
-		q.deleteCollection()
+		if q.r.Method == http.MethodPost {
+			q.create()
+		} else {
+			q.deleteCollection()
+		}
 	default:
 		q.notAllowed()
 	}

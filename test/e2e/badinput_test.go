@@ -29,9 +29,6 @@ type badInput struct {
 	// causes, when set, are fields that must each have a cause in
 	// details.causes.
 	causes []string
-	// blockedOn, when set, names the server bug that makes this case
-	// fail today; the case is skipped until it is fixed.
-	blockedOn string
 }
 
 // TestBadInput sends every kind of bad input of issue 2's requirement 6 to
@@ -95,8 +92,7 @@ func TestBadInput(t *testing.T) {
 
 		// Verbs and media types.
 		{name: "POST to the all-namespaces list", method: "POST", path: "/api/v1/configmaps", body: configMap("a", nil, nil), code: 405, reason: "MethodNotAllowed"},
-		{name: "DELETE on the all-namespaces list", method: "DELETE", path: "/api/v1/configmaps", code: 405, reason: "MethodNotAllowed",
-			blockedOn: "endpoints/handlers/handler.go collection() serves DELETE on /api/v1/configmaps as a delete of every configmap in every namespace; kube-apiserver registers only list and watch there"},
+		{name: "DELETE on the all-namespaces list", method: "DELETE", path: "/api/v1/configmaps", code: 405, reason: "MethodNotAllowed"},
 		{name: "unsupported Content-Type", method: "POST", path: cms, body: "x: y", headers: []string{"Content-Type", "text/plain"}, code: 415, reason: "UnsupportedMediaType"},
 		{name: "protobuf body", method: "POST", path: cms, body: "\x6b\x38\x73\x00", headers: []string{"Content-Type", "application/vnd.kubernetes.protobuf"}, code: 415, reason: "UnsupportedMediaType"},
 		{name: "Accept only protobuf", method: "GET", path: cms, headers: []string{"Accept", "application/vnd.kubernetes.protobuf"}, code: 406, reason: "NotAcceptable"},
@@ -104,7 +100,7 @@ func TestBadInput(t *testing.T) {
 		{name: "unknown patch type", method: "PATCH", path: cms + "/existing", body: `{"data":{"k":"p"}}`,
 			headers: []string{"Content-Type", "application/x-unknown-patch"}, code: 415, reason: "UnsupportedMediaType"},
 		{name: "apply patch", method: "PATCH", path: cms + "/existing", body: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: existing\n",
-			headers: []string{"Content-Type", "application/apply-patch+yaml"}, code: 415, reason: "UnsupportedMediaType", message: "server-side apply is not supported"},
+			headers: []string{"Content-Type", "application/apply-patch+yaml"}, code: 415, reason: "UnsupportedMediaType", message: "server-side apply (application/apply-patch+yaml) is not supported"},
 		{name: "malformed JSON patch", method: "PATCH", path: cms + "/existing", body: `[{"op":"add","path":`,
 			headers: []string{"Content-Type", "application/json-patch+json"}, code: 400, reason: "BadRequest"},
 
@@ -143,9 +139,6 @@ func TestBadInput(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.blockedOn != "" {
-				t.Skip("blocked on " + tc.blockedOn)
-			}
 			r := srv.do(t, tc.method, tc.path, tc.body, tc.headers...)
 			st := wantStatus(t, r, tc.code, tc.reason)
 			t.Logf("%d %s: %s", r.code, str(st, "reason"), str(st, "message"))
