@@ -3,6 +3,7 @@ package registry
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/storage"
@@ -40,7 +41,10 @@ func (s *Store) statusErr(err error, name string) error {
 	case storage.CodeTooLargeResourceVersion:
 		msg := "Too large resource version"
 		if e.Err != nil {
-			msg = e.Err.Error()
+			// kube-apiserver's wording starts with a capital:
+			// "Too large resource version: N, current: M".
+			m := e.Err.Error()
+			msg = strings.ToUpper(m[:1]) + m[1:]
 		}
 		return api.NewTimeout(msg, 1)
 	case storage.CodeInvalid:
