@@ -1,0 +1,341 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// config sizes every scenario. defaultConfig is the full run, quickConfig
+// the smoke run; flags override single fields.
+type config struct {
+	// Scenarios to run, in this order: fanout, writepath, list, memory,
+	// create.
+	Scenarios []string
+
+	// Fan-out: watcher counts, the ladder of target event rates, how long
+	// each rate is held, how long to wait at most for every watcher to
+	// receive every event afterwards (an event not received by then is
+	// missing; one received is counted with its latency, however late),
+	// how many times a failing rate is retried, and how many bisection
+	// steps refine the sustained rate between the last good and first bad
+	// rate.
+	Watchers []int
+	Rates    []float64
+	Step     time.Duration
+	Drain    time.Duration
+	Attempts int
+	Refine   int
+	// DisturbedRetries is how many failed steps per rate may be repeated
+	// because other processes on the machine took more than half a core
+	// meanwhile (measured from /proc/stat; steps of a second or more).
+	DisturbedRetries int
+	// Writers is the number of concurrent paced writers; FanoutObjects the
+	// number of ConfigMaps they update round-robin.
+	Writers       int
+	FanoutObjects int
+	// MaxP99 is the latency bound of a sustained rate.
+	MaxP99 time.Duration
+
+	// Write path: watchers attached, concurrent unpaced writers, duration.
+	WritePathWatchers int
+	WritePathWriters  int
+	WritePathDuration time.Duration
+
+	// ObjectSize is the approximate encoded size of every object.
+	ObjectSize int
+
+	// List: objects listed, and the bounds on repetitions.
+	ListObjects int
+	ListIters   int
+	ListTime    time.Duration
+
+	// Memory: objects cached and idle watchers opened.
+	MemObjects  int
+	MemWatchers int
+
+	// Create: client concurrencies and how long each is measured.
+	Concurrency    []int
+	CreateDuration time.Duration
+
+	// ProfileDir, when set, receives a CPU profile of each miniapi
+	// measurement phase (see profile).
+	ProfileDir string
+
+	// Log receives progress lines; nil discards them.
+	Log io.Writer `json:"-"`
+}
+
+// profile starts a CPU profile of one phase, written to
+// ProfileDir/name.pprof, and returns the function that ends it. Without
+// ProfileDir it does nothing.
+func (cfg config) profile(name string) (stop func()) {
+	if cfg.ProfileDir == "" {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(cfg.ProfileDir, name+".pprof"))
+	if err != nil {
+		logf(cfg, "profile %s: %v", name, err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		logf(cfg, "profile %s: %v", name, err)
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
+}
+
+// allScenarios is every scenario in run order.
+var allScenarios = []string{"fanout", "writepath", "list", "memory", "create"}
+
+// defaultConfig is the full run: a few minutes on 2 cores.
+func defaultConfig() config {
+	return config{
+		Scenarios:         allScenarios,
+		Watchers:          []int{100, 1000, 5000},
+		Rates:             []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000},
+		Step:              2 * time.Second,
+		Drain:             10 * time.Second,
+		Attempts:          2,
+		Refine:            3,
+		DisturbedRetries:  2,
+		Writers:           16,
+		FanoutObjects:     100,
+		MaxP99:            100 * time.Millisecond,
+		WritePathWatchers: 100,
+		WritePathWriters:  32,
+		WritePathDuration: 5 * time.Second,
+		ObjectSize:        1024,
+		ListObjects:       10000,
+		ListIters:         30,
+		ListTime:          10 * time.Second,
+		MemObjects:        10000,
+		MemWatchers:       1000,
+		Concurrency:       []int{1, 16, 64},
+		CreateDuration:    3 * time.Second,
+	}
+}
+
+// quickConfig is the smoke run: about 30 seconds.
+func quickConfig() config {
+	c := defaultConfig()
+	c.Watchers = []int{100, 1000}
+	c.Rates = []float64{1, 10, 100, 1000}
+	c.Step = 500 * time.Millisecond
+	c.Drain = 3 * time.Second
+	c.Attempts = 1
+	c.Refine = 0
+	c.DisturbedRetries = 0
+	c.WritePathDuration = time.Second
+	c.ListObjects = 2000
+	c.ListIters = 5
+	c.ListTime = 2 * time.Second
+	c.MemObjects = 2000
+	c.MemWatchers = 200
+	c.CreateDuration = 500 * time.Millisecond
+	return c
+}
+
+func main() {
+	if err := mainErr(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func mainErr(args []string) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	quick := fs.Bool("quick", false, "a ~30 s smoke run with smaller sizes")
+	asJSON := fs.Bool("json", false, "write the report as JSON on stdout (the table goes to stderr)")
+	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	profileDir := fs.String("profile-dir", "", "write a CPU profile of each miniapi measurement phase to this directory (server, etcd and clients share the process)")
+	scenarios := fs.String("scenarios", "", "comma-separated scenarios to run: "+strings.Join(allScenarios, ","))
+	watchers := fs.String("watchers", "", "fan-out: comma-separated watcher counts")
+	rates := fs.String("rates", "", "fan-out: comma-separated ladder of target events/s")
+	step := fs.Duration("step", 0, "fan-out: how long each rate is held")
+	drain := fs.Duration("drain", 0, "fan-out: how long to wait for late events after a step")
+	attempts := fs.Int("attempts", 0, "fan-out: tries per rate before it counts as not sustained")
+	refine := fs.Int("refine", -1, "fan-out: bisection steps between the last sustained and the first failing rate")
+	writers := fs.Int("writers", 0, "fan-out: concurrent paced writers")
+	objSize := fs.Int("object-size", 0, "approximate encoded size of each object in bytes")
+	listObjects := fs.Int("list-objects", 0, "list: objects listed")
+	memObjects := fs.Int("mem-objects", 0, "memory: objects cached")
+	memWatchers := fs.Int("mem-watchers", 0, "memory: idle watchers opened")
+	wpWriters := fs.Int("writepath-writers", 0, "writepath: concurrent unpaced writers")
+	wpDur := fs.Duration("writepath-duration", 0, "writepath: how long writers run")
+	conc := fs.String("concurrency", "", "create: comma-separated client concurrencies")
+	createDur := fs.Duration("create-duration", 0, "create: how long each concurrency is measured")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+
+	cfg := defaultConfig()
+	if *quick {
+		cfg = quickConfig()
+	}
+	var err error
+	if *scenarios != "" {
+		cfg.Scenarios = strings.Split(*scenarios, ",")
+		for _, s := range cfg.Scenarios {
+			if !slices.Contains(allScenarios, s) {
+				return fmt.Errorf("unknown scenario %q (want some of %s)", s, strings.Join(allScenarios, ","))
+			}
+		}
+	}
+	if *watchers != "" {
+		if cfg.Watchers, err = parseInts(*watchers); err != nil {
+			return err
+		}
+	}
+	if *rates != "" {
+		if cfg.Rates, err = parseFloats(*rates); err != nil {
+			return err
+		}
+	}
+	if *conc != "" {
+		if cfg.Concurrency, err = parseInts(*conc); err != nil {
+			return err
+		}
+	}
+	setDur(&cfg.Step, *step)
+	setDur(&cfg.Drain, *drain)
+	setDur(&cfg.WritePathDuration, *wpDur)
+	setDur(&cfg.CreateDuration, *createDur)
+	setInt(&cfg.Attempts, *attempts)
+	setInt(&cfg.Writers, *writers)
+	setInt(&cfg.ObjectSize, *objSize)
+	setInt(&cfg.ListObjects, *listObjects)
+	setInt(&cfg.MemObjects, *memObjects)
+	setInt(&cfg.MemWatchers, *memWatchers)
+	setInt(&cfg.WritePathWriters, *wpWriters)
+	if *refine >= 0 {
+		cfg.Refine = *refine
+	}
+	if !*quiet {
+		cfg.Log = os.Stderr
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if *profileDir != "" {
+		if err := os.MkdirAll(*profileDir, 0o755); err != nil {
+			return err
+		}
+		cfg.ProfileDir = *profileDir
+	}
+
+	rep, err := run(ctx, cfg)
+	if rep != nil {
+		rep.Command = "go run ./test/bench " + strings.Join(args, " ")
+		if *asJSON {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			if jerr := enc.Encode(rep); jerr != nil {
+				err = errors.Join(err, jerr)
+			}
+			rep.writeTable(os.Stderr)
+		} else {
+			rep.writeTable(os.Stdout)
+		}
+	}
+	return err
+}
+
+// run executes the scenarios cfg selects and returns what they measured.
+// A scenario that fails is recorded in the report and the others still
+// run; the error joins every failure.
+func run(ctx context.Context, cfg config) (*Report, error) {
+	raiseFileLimit(cfg)
+	rep := newReport(cfg)
+	start := time.Now()
+	var errs []error
+	for _, s := range cfg.Scenarios {
+		if ctx.Err() != nil {
+			errs = append(errs, ctx.Err())
+			break
+		}
+		logf(cfg, "== %s", s)
+		var err error
+		switch s {
+		case "fanout":
+			rep.Fanout, err = runFanout(ctx, cfg)
+		case "writepath":
+			rep.WritePath, err = runWritePath(ctx, cfg)
+		case "list":
+			rep.List, err = runList(ctx, cfg)
+		case "memory":
+			rep.Memory, err = runMemory(ctx, cfg)
+		case "create":
+			rep.Create, err = runCreate(ctx, cfg)
+		}
+		if err != nil {
+			err = fmt.Errorf("%s: %w", s, err)
+			rep.Errors = append(rep.Errors, err.Error())
+			errs = append(errs, err)
+			logf(cfg, "%v", err)
+		}
+	}
+	rep.Elapsed = time.Since(start).Round(time.Second).String()
+	rep.summarize(cfg)
+	return rep, errors.Join(errs...)
+}
+
+// logf writes one progress line.
+func logf(cfg config, format string, args ...any) {
+	if cfg.Log != nil {
+		fmt.Fprintf(cfg.Log, time.Now().Format("15:04:05 ")+format+"\n", args...)
+	}
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("bad count %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func parseFloats(s string) ([]float64, error) {
+	var out []float64
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("bad rate %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func setDur(dst *time.Duration, v time.Duration) {
+	if v > 0 {
+		*dst = v
+	}
+}
+
+func setInt(dst *int, v int) {
+	if v > 0 {
+		*dst = v
+	}
+}

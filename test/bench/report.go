@@ -1,0 +1,323 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is everything one run measured. Summary holds one row per
+// figure with its baseline, ratio and target; the scenario fields hold
+// the detail.
+type Report struct {
+	Machine   Machine          `json:"machine"`
+	Command   string           `json:"command"`
+	Started   time.Time        `json:"started"`
+	Elapsed   string           `json:"elapsed"`
+	Config    config           `json:"config"`
+	Summary   []Row            `json:"summary"`
+	Fanout    *FanoutResult    `json:"fanout,omitempty"`
+	WritePath *WritePathResult `json:"writePath,omitempty"`
+	List      *ListResult      `json:"list,omitempty"`
+	Memory    *MemoryResult    `json:"memory,omitempty"`
+	Create    *CreateResult    `json:"create,omitempty"`
+	Errors    []string         `json:"errors,omitempty"`
+}
+
+// Machine describes where the run happened.
+type Machine struct {
+	CPUs       int    `json:"cpus"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	CPUModel   string `json:"cpuModel"`
+	Go         string `json:"go"`
+	OS         string `json:"os"`
+	Kernel     string `json:"kernel"`
+	// LoadAvg is /proc/loadavg when the run started: the machine is
+	// shared, and this says how busy it was.
+	LoadAvg string `json:"loadAvg"`
+}
+
+func newReport(cfg config) *Report {
+	return &Report{
+		Started: time.Now(),
+		Config:  cfg,
+		Machine: Machine{
+			CPUs:       runtime.NumCPU(),
+			GOMAXPROCS: runtime.GOMAXPROCS(0),
+			CPUModel:   cpuModel(),
+			Go:         runtime.Version(),
+			OS:         runtime.GOOS + "/" + runtime.GOARCH,
+			Kernel:     readTrim("/proc/sys/kernel/osrelease"),
+			LoadAvg:    readTrim("/proc/loadavg"),
+		},
+	}
+}
+
+func readTrim(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func cpuModel() string {
+	for line := range strings.SplitSeq(readTrim("/proc/cpuinfo"), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// Row is one figure of the summary: miniapi's value, the baseline's, the
+// ratio the target is stated in, and whether the target was met (nil
+// when the row has no target).
+type Row struct {
+	Scenario string  `json:"scenario"`
+	Case     string  `json:"case"`
+	Value    float64 `json:"value"`
+	Unit     string  `json:"unit"`
+	Baseline string  `json:"baseline"`
+	// BaselineValue is in Unit too.
+	BaselineValue float64 `json:"baselineValue"`
+	Ratio         float64 `json:"ratio"`
+	RatioName     string  `json:"ratioName"`
+	Target        string  `json:"target,omitempty"`
+	Met           *bool   `json:"met,omitempty"`
+	Note          string  `json:"note,omitempty"`
+}
+
+func met(b bool) *bool { return &b }
+
+// summarize derives the summary rows from the scenario results.
+func (r *Report) summarize(cfg config) {
+	if f := r.Fanout; f != nil {
+		for i := 0; i+1 < len(f.Runs); i += 2 {
+			mini, raw := f.Runs[i], f.Runs[i+1]
+			row := Row{
+				Scenario: "fanout", Case: fmt.Sprintf("%d watchers: sustained events/s", mini.Watchers),
+				Value: mini.Sustained, Unit: "events/s",
+				Baseline: "raw HTTP chunked streams", BaselineValue: raw.Sustained,
+				RatioName: "miniapi/raw",
+			}
+			if raw.Sustained > 0 {
+				row.Ratio = mini.Sustained / raw.Sustained
+			}
+			if mini.Watchers >= 1000 {
+				row.Target = "≥ 0.80"
+				row.Met = met(row.Ratio >= 0.8)
+			}
+			var notes []string
+			if !mini.Saturated {
+				notes = append(notes, "miniapi not saturated at the top rate")
+			}
+			if !raw.Saturated {
+				notes = append(notes, "baseline not saturated at the top rate")
+			}
+			if s := lastSustained(mini); s != nil {
+				notes = append(notes, fmt.Sprintf("at that rate: %.0f deliveries/s, p50 %.1f ms, p99 %.1f ms", s.DeliveredRate, s.P50ms, s.P99ms))
+			}
+			if s := firstFailed(mini); s != nil {
+				notes = append(notes, fmt.Sprintf("next %g/s: %s", s.TargetRate, s.Why))
+			}
+			row.Note = strings.Join(notes, "; ")
+			r.Summary = append(r.Summary, row)
+			if mini.Watchers == 100 {
+				r.Summary = append(r.Summary, Row{
+					Scenario: "fanout", Case: "100 watchers: sustained updates/s (write path)",
+					Value: mini.Sustained, Unit: "updates/s", RatioName: "absolute",
+					Target: "≥ 1000", Met: met(mini.Sustained >= 1000),
+					Note: "paced writers (" + fmt.Sprint(f.Writers) + " concurrent), p99 ≤ 100 ms, nothing missing",
+				})
+			}
+		}
+	}
+	if w := r.WritePath; w != nil {
+		r.Summary = append(r.Summary, Row{
+			Scenario: "writepath", Case: fmt.Sprintf("%d watchers, %d unpaced writers: updates/s", w.Watchers, w.Writers),
+			Value: w.UpdatesPerSec, Unit: "updates/s",
+			Baseline: "raw etcd puts, same concurrency", BaselineValue: w.EtcdPutsPerSec,
+			Ratio: w.UpdatesPerSec / w.EtcdPutsPerSec, RatioName: "miniapi/etcd",
+			Target: "≥ 1000 updates/s", Met: met(w.UpdatesPerSec >= 1000),
+			Note: fmt.Sprintf("delivery p50 %.1f ms, p99 %.1f ms, missing %d, rewatches %d; etcd3.Store updates %.0f/s; cores self %.2f, machine %.2f",
+				w.P50ms, w.P99ms, w.Missing, w.Rewatches, w.StoreUpdatesPerSec, w.CPU.Self, w.CPU.Machine),
+		})
+	}
+	if l := r.List; l != nil {
+		if len(l.Storage) == 3 {
+			r.Summary = append(r.Summary, Row{
+				Scenario: "list", Case: fmt.Sprintf("%d objects in-process: ms/list", l.Objects),
+				Value: l.Storage[0].MedianMs, Unit: "ms", Baseline: "etcd3.Store.List", BaselineValue: l.Storage[2].MedianMs,
+				Ratio: l.StorageSpeedup, RatioName: "speedup (etcd/cache)",
+				Target: "≥ 5×", Met: met(l.StorageSpeedup >= 5),
+				Note: fmt.Sprintf("consistent list from cache %.2f ms", l.Storage[1].MedianMs),
+			})
+		}
+		if len(l.HTTP) == 4 {
+			r.Summary = append(r.Summary, Row{
+				Scenario: "list", Case: fmt.Sprintf("%d objects over HTTP: ms/list", l.Objects),
+				Value: l.HTTP[0].MedianMs, Unit: "ms", Baseline: "Exact list served by etcd", BaselineValue: l.HTTP[2].MedianMs,
+				Ratio: l.HTTPSpeedup, RatioName: "speedup (etcd/cache)",
+				Target: "≥ 5×", Met: met(l.HTTPSpeedup >= 5),
+				Note: fmt.Sprintf("%.1f MB per response; consistent list from cache %.2f ms; the same bytes from a bare net/http server %.2f ms",
+					float64(l.ResponseBytes)/1e6, l.HTTP[1].MedianMs, l.HTTP[3].MedianMs),
+			})
+		}
+	}
+	if m := r.Memory; m != nil {
+		r.Summary = append(r.Summary, Row{
+			Scenario: "memory", Case: fmt.Sprintf("cache, per %d B object", m.ObjectBytes),
+			Value: m.CacheBytesPerObject, Unit: "B", Baseline: "plain etcd3 list result", BaselineValue: m.ListBytesPerObject,
+			Ratio: m.CacheBytesPerObject / m.ListBytesPerObject, RatioName: "cache/list",
+			Target: "≤ 3000 B", Met: met(m.CacheBytesPerObject <= 3000),
+			Note: fmt.Sprintf("%d objects; Close released %.0f B/object", m.Objects, m.ReleasedBytesPerObject),
+		})
+		for _, p := range []struct {
+			name     string
+			w, base  WatcherMemory
+			baseName string
+		}{
+			{"idle watcher in-process", m.InProcess, m.InProcessBaseline, "etcd3.Store.Watch"},
+			{"idle watcher over HTTP", m.HTTP, m.HTTPBaseline, "raw HTTP stream"},
+		} {
+			v, b := p.w.HeapPerWatcher+p.w.StackPerWatcher, p.base.HeapPerWatcher+p.base.StackPerWatcher
+			r.Summary = append(r.Summary, Row{
+				Scenario: "memory", Case: p.name + ": heap+stack per watcher",
+				Value: v, Unit: "B", Baseline: p.baseName, BaselineValue: b,
+				Ratio: v / b, RatioName: "miniapi/baseline",
+				Note: fmt.Sprintf("%d watchers; heap %.0f + stack %.0f B, %.1f goroutines (baseline %.0f + %.0f B, %.1f)",
+					p.w.Watchers, p.w.HeapPerWatcher, p.w.StackPerWatcher, p.w.GoroutinesPerWatcher,
+					p.base.HeapPerWatcher, p.base.StackPerWatcher, p.base.GoroutinesPerWatcher),
+			})
+		}
+	}
+	if c := r.Create; c != nil {
+		for _, row := range c.Rows {
+			r.Summary = append(r.Summary, Row{
+				Scenario: "create", Case: fmt.Sprintf("%d clients: creates/s", row.Clients),
+				Value: row.CreatesPerSec, Unit: "creates/s", Baseline: "raw etcd puts", BaselineValue: row.EtcdPutsPerSec,
+				Ratio: row.Ratio, RatioName: "miniapi/etcd",
+				Target: "≥ 0.60", Met: met(row.Ratio >= 0.6),
+				Note: fmt.Sprintf("etcd3.Store creates %.0f/s", row.StoreCreatesPerSec),
+			})
+		}
+	}
+}
+
+func lastSustained(run FanoutRun) *FanoutStep {
+	for i := len(run.Steps) - 1; i >= 0; i-- {
+		if s := &run.Steps[i]; s.Sustained && s.TargetRate == run.Sustained {
+			return s
+		}
+	}
+	return nil
+}
+
+func firstFailed(run FanoutRun) *FanoutStep {
+	for i := range run.Steps {
+		if s := &run.Steps[i]; !s.Sustained && s.TargetRate > run.Sustained {
+			return s
+		}
+	}
+	return nil
+}
+
+// writeTable prints the report for people: the machine, the summary, then
+// each scenario's detail.
+func (r *Report) writeTable(out io.Writer) {
+	m := r.Machine
+	fmt.Fprintf(out, "miniapi benchmark — %s, %d CPUs (GOMAXPROCS %d), %s, %s, kernel %s\n",
+		m.CPUModel, m.CPUs, m.GOMAXPROCS, m.Go, m.OS, m.Kernel)
+	fmt.Fprintf(out, "command: %s\nstarted %s, took %s, load average at start: %s\n\n",
+		r.Command, r.Started.Format(time.RFC3339), r.Elapsed, m.LoadAvg)
+
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tCASE\tMINIAPI\tBASELINE\tRATIO\tTARGET\tMET")
+	for _, row := range r.Summary {
+		base := "—"
+		if row.Baseline != "" {
+			base = fmt.Sprintf("%s (%s)", num(row.BaselineValue, row.Unit), row.Baseline)
+		}
+		ratio := "—"
+		if row.Ratio != 0 {
+			ratio = fmt.Sprintf("%.2f %s", row.Ratio, row.RatioName)
+		}
+		target, ok := "—", "—"
+		if row.Target != "" {
+			target = row.Target
+		}
+		if row.Met != nil {
+			ok = map[bool]string{true: "yes", false: "NO"}[*row.Met]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Scenario, row.Case, num(row.Value, row.Unit), base, ratio, target, ok)
+	}
+	tw.Flush()
+	fmt.Fprintln(out)
+	for _, row := range r.Summary {
+		if row.Note != "" {
+			fmt.Fprintf(out, "  %s / %s: %s\n", row.Scenario, row.Case, row.Note)
+		}
+	}
+
+	if f := r.Fanout; f != nil {
+		fmt.Fprintf(out, "\nfan-out detail (object %d B, frame %d B, %d paced writers; latency = receipt − write response)\n", f.ObjectBytes, f.FrameBytes, f.Writers)
+		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "target\twatchers\trate/s\ttry\twrites/s\tdelivered/s\tp50 ms\tp99 ms\tmax ms\tmissing\trewatch\tterminated\tcores self/machine\tsustained\t")
+		for _, run := range f.Runs {
+			for _, s := range run.Steps {
+				fmt.Fprintf(tw, "%s\t%d\t%g\t%d\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%d\t%.2f/%.2f\t%s\t\n",
+					run.Target, run.Watchers, s.TargetRate, s.Attempt, s.WriteRate, s.DeliveredRate,
+					s.P50ms, s.P99ms, s.MaxMs, s.Missing, s.Rewatches, s.Terminated, s.CPU.Self, s.CPU.Machine, yesNo(s.Sustained, s.Disturbed, s.Why))
+			}
+		}
+		tw.Flush()
+	}
+	if l := r.List; l != nil {
+		fmt.Fprintf(out, "\nlist detail (%d objects of %d B)\n", l.Objects, l.ObjectBytes)
+		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "path\tserved from\tmedian ms\tmin ms\truns")
+		for _, t := range append(append([]ListTiming{}, l.Storage...), l.HTTP...) {
+			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%d\n", t.Path, t.Served, t.MedianMs, t.MinMs, t.Iters)
+		}
+		tw.Flush()
+	}
+	if c := r.Create; c != nil {
+		fmt.Fprintf(out, "\ncreate detail (%d B objects, %.1f s per measurement)\n", c.ObjectBytes, c.Seconds)
+		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "clients\tminiapi HTTP/s\tcores self/machine\tetcd3.Store/s\traw etcd put/s\tminiapi/etcd\t")
+		for _, row := range c.Rows {
+			fmt.Fprintf(tw, "%d\t%.0f\t%.2f/%.2f\t%.0f\t%.0f\t%.0f%%\t\n", row.Clients, row.CreatesPerSec, row.CPU.Self, row.CPU.Machine, row.StoreCreatesPerSec, row.EtcdPutsPerSec, 100*row.Ratio)
+		}
+		tw.Flush()
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(out, "\nERROR: %s\n", e)
+	}
+}
+
+func yesNo(ok, disturbed bool, why string) string {
+	switch {
+	case ok:
+		return "yes"
+	case disturbed:
+		return "no (disturbed, repeated): " + why
+	}
+	return "no: " + why
+}
+
+// num formats a value with its unit.
+func num(v float64, unit string) string {
+	switch unit {
+	case "ms":
+		return fmt.Sprintf("%.2f ms", v)
+	case "B":
+		return fmt.Sprintf("%.0f B", v)
+	default:
+		return fmt.Sprintf("%.0f %s", v, unit)
+	}
+}
