@@ -14,14 +14,8 @@ import (
 // delete answers DELETE on an object: 200 with its last state once it is
 // gone, 202 with its current state while finalizers hold it.
 func (q *request) delete() {
-	out, err := negotiateOutput(q.r)
-	if err != nil {
-		q.fail(err)
-		return
-	}
-	opts, err := q.deleteOptions()
-	if err != nil {
-		q.fail(err)
+	out, opts, ok := q.readDelete()
+	if !ok {
 		return
 	}
 	obj, deleted, err := q.store.Delete(q.r.Context(), q.info.Namespace, q.info.Name, opts)
@@ -38,19 +32,13 @@ func (q *request) delete() {
 
 // deleteCollection answers DELETE on a collection with the deleted objects.
 func (q *request) deleteCollection() {
-	out, err := negotiateOutput(q.r)
-	if err != nil {
-		q.fail(err)
-		return
-	}
 	p, err := parseListParams(q.r.URL.Query(), false)
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	opts, err := q.deleteOptions()
-	if err != nil {
-		q.fail(err)
+	out, opts, ok := q.readDelete()
+	if !ok {
 		return
 	}
 	items, err := q.store.DeleteCollection(q.r.Context(), q.info.Namespace, p.ListOptions, opts)
@@ -64,6 +52,21 @@ func (q *request) deleteCollection() {
 		return
 	}
 	writeJSONBytes(q.w, out, http.StatusOK, data)
+}
+
+// readDelete negotiates the answer and reads the delete options; it
+// answers errors itself and reports false when the request is done.
+func (q *request) readDelete() (output, registry.DeleteOptions, bool) {
+	out, err := negotiateOutput(q.r)
+	var opts registry.DeleteOptions
+	if err == nil {
+		opts, err = q.deleteOptions()
+	}
+	if err != nil {
+		q.fail(err)
+		return out, opts, false
+	}
+	return out, opts, true
 }
 
 // deleteOptions reads DeleteOptions from the body (optional) and the

@@ -141,18 +141,11 @@ func (q *request) collection() {
 }
 
 func (q *request) object() {
-	switch q.r.Method {
-	case http.MethodGet:
-		q.get()
-	case http.MethodPut:
-		q.update()
-	case http.MethodPatch:
-		q.patch()
-	case http.MethodDelete:
+	if q.r.Method == http.MethodDelete {
 		q.delete()
-	default:
-		q.notAllowed()
+		return
 	}
+	q.byMethod(q.r.Method)
 }
 
 func (q *request) subresource() {
@@ -160,7 +153,12 @@ func (q *request) subresource() {
 		q.fail(api.NewGenericNotFound())
 		return
 	}
-	switch q.r.Method {
+	q.byMethod(q.r.Method)
+}
+
+// byMethod serves the verbs an object and its /status share.
+func (q *request) byMethod(method string) {
+	switch method {
 	case http.MethodGet:
 		q.get()
 	case http.MethodPut:

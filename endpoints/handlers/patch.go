@@ -11,25 +11,14 @@ import (
 // patch answers PATCH on an object (or its /status). The Content-Type
 // names the patch type.
 func (q *request) patch() {
-	out, err := negotiateOutput(q.r)
-	if err != nil {
-		q.fail(err)
-		return
-	}
-	dry, err := dryRun(q.r.URL.Query(), "PatchOptions")
-	if err != nil {
-		q.fail(err)
-		return
-	}
 	ct := q.r.Header.Get("Content-Type")
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
 		q.fail(api.NewUnsupportedMediaType(ct, []string{registry.PatchJSON, registry.PatchMerge, registry.PatchStrategicMerge}))
 		return
 	}
-	body, err := readBody(q.r, q.h.maxBody)
-	if err != nil {
-		q.fail(err)
+	out, dry, body, ok := q.readBody("PatchOptions")
+	if !ok {
 		return
 	}
 	stored, err := q.store.Patch(q.r.Context(), q.info.Namespace, q.info.Name, mt, body,
