@@ -1,0 +1,76 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/miniapi/miniapi/storage/etcd3/etcd3test"
+)
+
+// TestReplicasOnOneCluster runs two servers on one external etcd
+// (--etcd-servers): each has its own caches, fed only by etcd's watch, so
+// a client can list from one replica and watch from the other at the
+// list's resourceVersion, and see every later write made through either.
+func TestReplicasOnOneCluster(t *testing.T) {
+	etcd := etcd3test.StartEmbedded(t)
+	var replicas [2]*Server
+	for i := range replicas {
+		srv, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", EtcdServers: []string{etcd.Endpoint()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := srv.Shutdown(ctx); err != nil {
+				t.Errorf("shutdown: %v", err)
+			}
+		})
+		replicas[i] = srv
+	}
+	a, b := replicas[0].URL(), replicas[1].URL()
+	c := &http.Client{Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	post(t, c, a+"/api/v1/namespaces", `{"metadata":{"name":"ns1"}}`)
+	createCM(t, c, a, "one", "")
+
+	// List from A (consistent), watch from B at the list's resourceVersion.
+	resp, err := c.Get(a + "/api/v1/namespaces/ns1/configmaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Metadata struct{ ResourceVersion string } `json:"metadata"`
+		Items    []json.RawMessage                `json:"items"`
+	}
+	json.NewDecoder(resp.Body).Decode(&list)
+	resp.Body.Close()
+	if len(list.Items) != 1 {
+		t.Fatalf("list from A has %d items", len(list.Items))
+	}
+	w := openWatch(t, c, b+"/api/v1/namespaces/ns1/configmaps?watch=true&resourceVersion="+list.Metadata.ResourceVersion)
+	sc := bufio.NewScanner(w.Body)
+	for i := 0; i < 4; i++ {
+		base := a
+		if i%2 == 1 {
+			base = b
+		}
+		createCM(t, c, base, fmt.Sprintf("w%d", i), "")
+	}
+	evs := readEvents(t, sc, 4)
+	for i, ev := range evs {
+		if want := fmt.Sprintf("w%d", i); ev.Type != "ADDED" || ev.Object.Metadata.Name != want {
+			t.Fatalf("event %d from replica B = %s %s, want ADDED %s", i, ev.Type, ev.Object.Metadata.Name, want)
+		}
+	}
+	// Shutting a replica down does not close the shared cluster.
+	if err := replicas[0].Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	createCM(t, c, b, "after", "")
+}
