@@ -73,7 +73,7 @@ func TestSmoke(t *testing.T) {
 		t.Errorf("create: missing rows: %+v", rep.Create)
 	} else {
 		for _, r := range c.Rows {
-			if r.CreatesPerSec <= 0 || r.StoreCreatesPerSec <= 0 || r.EtcdPutsPerSec <= 0 {
+			if r.CreatesPerSec <= 0 || r.StoreCreatesPerSec <= 0 || r.EtcdPutsPerSec <= 0 || r.HTTPFloorPerSec <= 0 {
 				t.Errorf("create: missing figures at %d clients: %+v", r.Clients, r)
 			}
 		}

@@ -28,7 +28,11 @@ type CreateTiming struct {
 	CreatesPerSec      float64 `json:"createsPerSec"`
 	StoreCreatesPerSec float64 `json:"storeCreatesPerSec"`
 	EtcdPutsPerSec     float64 `json:"etcdPutsPerSec"`
-	Ratio              float64 `json:"ratio"`
+	// HTTPFloorPerSec is the same client POSTing the same bodies to a
+	// bare net/http server that answers 201 with the stored object's
+	// bytes and does nothing else: what HTTP alone costs here.
+	HTTPFloorPerSec float64 `json:"httpFloorPerSec"`
+	Ratio           float64 `json:"ratio"`
 	// CPU is the cores used during miniapi's measurement.
 	CPU CPUUse `json:"cpu"`
 }
@@ -60,6 +64,12 @@ func runCreate(ctx context.Context, cfg config) (*CreateResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	floor, err := serveStatus(http.StatusCreated, sample)
+	if err != nil {
+		return nil, err
+	}
+	defer floor.Close()
+	floorURL := "http://" + floor.Addr().String() + "/"
 	res := &CreateResult{ObjectBytes: len(value), Seconds: cfg.CreateDuration.Seconds()}
 	maxClients := 0
 	for _, c := range cfg.Concurrency {
@@ -107,10 +117,22 @@ func runCreate(ctx context.Context, cfg config) (*CreateResult, error) {
 		}); err != nil {
 			return res, err
 		}
+		start = time.Now()
+		acks, errs, firstErr = unpaced(ctx, clients, cfg.CreateDuration, func(ctx context.Context, w, i int) (int64, error) {
+			body, err := do(ctx, client, http.MethodPost, floorURL, configMapJSON(benchNS, name(w, i), 0, cfg.ObjectSize), http.StatusCreated)
+			if err != nil {
+				return 0, err
+			}
+			return parseRV(body)
+		})
+		if errs > 0 {
+			return res, fmt.Errorf("%d POSTs to the bare server failed: %s", errs, firstErr)
+		}
+		row.HTTPFloorPerSec = float64(len(acks)) / time.Since(start).Seconds()
 		row.Ratio = row.CreatesPerSec / row.EtcdPutsPerSec
 		res.Rows = append(res.Rows, row)
-		logf(cfg, "create clients=%d: miniapi %.0f/s (cores: self %.2f, machine %.2f), etcd3.Store %.0f/s, raw etcd puts %.0f/s (%.0f%%)",
-			clients, row.CreatesPerSec, row.CPU.Self, row.CPU.Machine, row.StoreCreatesPerSec, row.EtcdPutsPerSec, 100*row.Ratio)
+		logf(cfg, "create clients=%d: miniapi %.0f/s (cores: self %.2f, machine %.2f), etcd3.Store %.0f/s, raw etcd puts %.0f/s (%.0f%%), bare HTTP %.0f/s",
+			clients, row.CreatesPerSec, row.CPU.Self, row.CPU.Machine, row.StoreCreatesPerSec, row.EtcdPutsPerSec, 100*row.Ratio, row.HTTPFloorPerSec)
 	}
 	return res, nil
 }

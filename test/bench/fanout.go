@@ -102,10 +102,17 @@ type FanoutRun struct {
 	// Sustained is the highest rate (events/s) sustained: p99 within the
 	// bound, nothing missing, writers on pace. Saturated is false when
 	// even the highest rate tried passed, so Sustained is a lower bound.
-	Sustained   float64      `json:"sustainedEventsPerSec"`
-	Saturated   bool         `json:"saturated"`
-	OpenSeconds float64      `json:"openSeconds"`
-	Steps       []FanoutStep `json:"steps"`
+	Sustained float64 `json:"sustainedEventsPerSec"`
+	Saturated bool    `json:"saturated"`
+	// PeakRate is the highest write rate achieved (whatever the target)
+	// in any step with p99 within the bound and nothing missing, and
+	// PeakDelivered the deliveries per second in that step: a finer
+	// figure than Sustained where the writers, starved of CPU, could
+	// not keep the target pace.
+	PeakRate      float64      `json:"peakEventsPerSec"`
+	PeakDelivered float64      `json:"peakDeliveredPerSec"`
+	OpenSeconds   float64      `json:"openSeconds"`
+	Steps         []FanoutStep `json:"steps"`
 }
 
 // FanoutStep is one rate held for one step.
@@ -203,6 +210,11 @@ func runFanout(ctx context.Context, cfg config) (*FanoutResult, error) {
 		}
 		for i := range targets {
 			runs[i].Sustained, runs[i].Saturated = ladders[i].good, ladders[i].bad != 0
+			for _, st := range runs[i].Steps {
+				if st.Missing == 0 && st.Duplicates == 0 && st.P99ms <= float64(cfg.MaxP99)/float64(time.Millisecond) && st.WriteRate > runs[i].PeakRate {
+					runs[i].PeakRate, runs[i].PeakDelivered = st.WriteRate, st.DeliveredRate
+				}
+			}
 			res.Runs = append(res.Runs, *runs[i])
 		}
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -225,18 +226,24 @@ func listHTTP(ctx context.Context, cfg config, res *ListResult) error {
 	return err
 }
 
-// serveBytes serves body, with its length, to every GET on a free
+// serveBytes serves body, with its length, to every request on a free
 // loopback port. Close the server to stop it.
-func serveBytes(body []byte) (*bytesServer, error) {
+func serveBytes(body []byte) (*bytesServer, error) { return serveStatus(http.StatusOK, body) }
+
+// serveStatus answers every request on a free loopback port with code and
+// body, after reading the request body.
+func serveStatus(code int, body []byte) (*bytesServer, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	srv := &http.Server{
 		ReadHeaderTimeout: 30 * time.Second,
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+			w.WriteHeader(code)
 			w.Write(body)
 		}),
 	}
