@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -34,6 +35,13 @@ type Type struct {
 	SelectableFields []string
 	// PrinterColumns are shown in table output after Name.
 	PrinterColumns []PrinterColumn
+	// Schema is the OpenAPI v3 schema of a whole object of this type (a
+	// JSON document, as a CRD's openAPIV3Schema), used for OpenAPI
+	// documents and field validation. Empty means none: the object is
+	// described as preserving unknown fields.
+	Schema json.RawMessage
+	// Description says what the type is for, in discovery and OpenAPI.
+	Description string
 	// Strategy customises defaulting, validation and subresources; it may
 	// implement any of the capability interfaces in strategy.go. nil is a
 	// strategy with no extra behaviour.
