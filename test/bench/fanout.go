@@ -141,13 +141,20 @@ type delivery struct {
 	// the last receipt.
 	Delivered     int64   `json:"delivered"`
 	DeliveredRate float64 `json:"deliveredRate"`
-	P50ms         float64 `json:"p50ms"`
-	P99ms         float64 `json:"p99ms"`
-	MaxMs         float64 `json:"maxMs"`
-	Missing       int64   `json:"missing"`
-	Duplicates    int64   `json:"duplicates"`
-	Rewatches     int64   `json:"rewatches"`
-	Terminated    int64   `json:"terminated"`
+	// Latency from the write's acknowledgement (its response read) to
+	// receipt; 0 when the event arrived first. SentP50ms and SentP99ms
+	// measure from the write's request instead: they include the write
+	// path, and stay meaningful when the writers' own goroutines wait for
+	// CPU and read their responses late.
+	P50ms      float64 `json:"p50ms"`
+	P99ms      float64 `json:"p99ms"`
+	MaxMs      float64 `json:"maxMs"`
+	SentP50ms  float64 `json:"sentP50ms"`
+	SentP99ms  float64 `json:"sentP99ms"`
+	Missing    int64   `json:"missing"`
+	Duplicates int64   `json:"duplicates"`
+	Rewatches  int64   `json:"rewatches"`
+	Terminated int64   `json:"terminated"`
 	// CPU is the cores used while writing and delivering.
 	CPU CPUUse `json:"cpu"`
 }
@@ -392,8 +399,8 @@ func counters(ws []*watcher) (rewatches, dups int64) {
 // the acknowledgements: latency is receipt minus acknowledgement (an event
 // that arrives before its write's response counts as 0), an acknowledged
 // write a watcher never received is missing.
-func collect(ctx context.Context, cfg config, ws []*watcher, acks []recv, start, writeEnd int64, window time.Duration) delivery {
-	slices.SortFunc(acks, func(a, b recv) int { return cmp.Compare(a.rv, b.rv) })
+func collect(ctx context.Context, cfg config, ws []*watcher, acks []ack, start, writeEnd int64, window time.Duration) delivery {
+	slices.SortFunc(acks, func(a, b ack) int { return cmp.Compare(a.rv, b.rv) })
 	d := delivery{Acked: len(acks)}
 	if span := float64(writeEnd-start) / 1e9; span > 0 {
 		d.WriteRate = float64(len(acks)) / max(span, window.Seconds())
@@ -411,6 +418,7 @@ func collect(ctx context.Context, cfg config, ws []*watcher, acks []recv, start,
 		return true
 	})
 	lats := make([]int64, 0, len(acks)*len(ws))
+	fromSent := make([]int64, 0, len(acks)*len(ws))
 	var lastAt int64
 	for _, w := range ws {
 		recs := w.take()
@@ -419,6 +427,7 @@ func collect(ctx context.Context, cfg config, ws []*watcher, acks []recv, start,
 			switch {
 			case recs[j].rv == acks[i].rv:
 				lats = append(lats, max(recs[j].at-acks[i].at, 0))
+				fromSent = append(fromSent, recs[j].at-acks[i].sent)
 				lastAt = max(lastAt, recs[j].at)
 				matched++
 				i++
@@ -434,20 +443,29 @@ func collect(ctx context.Context, cfg config, ws []*watcher, acks []recv, start,
 	d.Delivered = int64(len(lats))
 	d.DeliveredRate = float64(d.Delivered) / max(float64(lastAt-start)/1e9, window.Seconds())
 	slices.Sort(lats)
+	slices.Sort(fromSent)
 	if len(lats) > 0 {
-		d.P50ms = ms(lats[len(lats)/2])
-		d.P99ms = ms(lats[min(len(lats)-1, len(lats)*99/100)])
-		d.MaxMs = ms(lats[len(lats)-1])
+		d.P50ms, d.P99ms, d.MaxMs = percentile(lats, 50), percentile(lats, 99), ms(lats[len(lats)-1])
+		d.SentP50ms, d.SentP99ms = percentile(fromSent, 50), percentile(fromSent, 99)
 	}
 	return d
 }
+
+// percentile is the p-th percentile of sorted, in milliseconds.
+func percentile(sorted []int64, p int) float64 {
+	return ms(sorted[min(len(sorted)-1, len(sorted)*p/100)])
+}
+
+// ack is one acknowledged write: its resourceVersion, when its request
+// was sent and when its response was read.
+type ack struct{ rv, sent, at int64 }
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
 
 // pacedWrites issues ceil(rate*dur) writes at rate with up to writers in
 // flight. A write due while every writer is busy and the small queue is
 // full is skipped: the shortfall shows as acknowledged < planned.
-func pacedWrites(ctx context.Context, rate float64, dur time.Duration, writers int, write func(ctx context.Context, i int) (int64, error)) (acks []recv, planned, failed int, firstErr string) {
+func pacedWrites(ctx context.Context, rate float64, dur time.Duration, writers int, write func(ctx context.Context, i int) (int64, error)) (acks []ack, planned, failed int, firstErr string) {
 	planned = int(math.Ceil(rate * dur.Seconds()))
 	tokens := make(chan int, writers)
 	var mu sync.Mutex
@@ -455,6 +473,7 @@ func pacedWrites(ctx context.Context, rate float64, dur time.Duration, writers i
 	for range writers {
 		wg.Go(func() {
 			for i := range tokens {
+				sent := now()
 				rv, err := write(ctx, i)
 				at := now()
 				mu.Lock()
@@ -464,7 +483,7 @@ func pacedWrites(ctx context.Context, rate float64, dur time.Duration, writers i
 						firstErr = err.Error()
 					}
 				} else {
-					acks = append(acks, recv{rv: rv, at: at})
+					acks = append(acks, ack{rv: rv, sent: sent, at: at})
 				}
 				mu.Unlock()
 			}

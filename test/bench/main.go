@@ -109,7 +109,7 @@ func defaultConfig() config {
 	return config{
 		Scenarios:         allScenarios,
 		Watchers:          []int{100, 1000, 5000},
-		Rates:             []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000},
+		Rates:             []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000},
 		Step:              2 * time.Second,
 		Drain:             10 * time.Second,
 		Attempts:          2,
@@ -175,6 +175,8 @@ func mainErr(args []string) error {
 	writers := fs.Int("writers", 0, "fan-out: concurrent paced writers")
 	objSize := fs.Int("object-size", 0, "approximate encoded size of each object in bytes")
 	listObjects := fs.Int("list-objects", 0, "list: objects listed")
+	listIters := fs.Int("list-iters", 0, "list: rounds of timed lists (bounded also by -list-time)")
+	listTime := fs.Duration("list-time", 0, "list: time budget for the timed rounds of each level")
 	memObjects := fs.Int("mem-objects", 0, "memory: objects cached")
 	memWatchers := fs.Int("mem-watchers", 0, "memory: idle watchers opened")
 	wpWriters := fs.Int("writepath-writers", 0, "writepath: concurrent unpaced writers")
@@ -221,6 +223,8 @@ func mainErr(args []string) error {
 	setInt(&cfg.Writers, *writers)
 	setInt(&cfg.ObjectSize, *objSize)
 	setInt(&cfg.ListObjects, *listObjects)
+	setInt(&cfg.ListIters, *listIters)
+	setDur(&cfg.ListTime, *listTime)
 	setInt(&cfg.MemObjects, *memObjects)
 	setInt(&cfg.MemWatchers, *memWatchers)
 	setInt(&cfg.WritePathWriters, *wpWriters)

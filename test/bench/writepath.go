@@ -146,15 +146,16 @@ const maxOps = 1_000_000
 // unpaced runs op from workers goroutines as fast as they go for dur
 // (bounded also by maxOps) and returns the acknowledgements. op gets the
 // worker's index and the worker's operation count.
-func unpaced(ctx context.Context, workers int, dur time.Duration, op func(ctx context.Context, worker, i int) (int64, error)) (acks []recv, failed int, firstErr string) {
+func unpaced(ctx context.Context, workers int, dur time.Duration, op func(ctx context.Context, worker, i int) (int64, error)) (acks []ack, failed int, firstErr string) {
 	deadline := time.Now().Add(dur)
 	var mu sync.Mutex
 	var total atomic.Int64
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			var mine []recv
+			var mine []ack
 			for i := 0; time.Now().Before(deadline) && ctx.Err() == nil && total.Add(1) <= maxOps; i++ {
+				sent := now()
 				rv, err := op(ctx, w, i)
 				if err != nil {
 					mu.Lock()
@@ -165,7 +166,7 @@ func unpaced(ctx context.Context, workers int, dur time.Duration, op func(ctx co
 					mu.Unlock()
 					continue
 				}
-				mine = append(mine, recv{rv: rv, at: now()})
+				mine = append(mine, ack{rv: rv, sent: sent, at: now()})
 			}
 			mu.Lock()
 			acks = append(acks, mine...)
