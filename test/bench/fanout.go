@@ -155,6 +155,8 @@ type delivery struct {
 	Duplicates int64   `json:"duplicates"`
 	Rewatches  int64   `json:"rewatches"`
 	Terminated int64   `json:"terminated"`
+	// ErrorFrames counts ERROR frames and re-watches that failed.
+	ErrorFrames int64 `json:"errorFrames"`
 	// CPU is the cores used while writing and delivering.
 	CPU CPUUse `json:"cpu"`
 }
@@ -352,7 +354,7 @@ func runStep(ctx context.Context, cfg config, t fanoutTarget, wc *http.Client, w
 	for _, w := range ws {
 		w.take()
 	}
-	rewatches, dups := counters(ws)
+	rewatches, dups, errFrames := counters(ws)
 	terminated := t.terminated()
 	meter := startCPU()
 	start := now()
@@ -363,8 +365,8 @@ func runStep(ctx context.Context, cfg config, t fanoutTarget, wc *http.Client, w
 	d := collect(ctx, cfg, ws, acks, start, writeEnd, cfg.Step)
 	d.CPU = meter.stop()
 	d.Planned, d.WriteErrors, d.FirstError = planned, errs, firstErr
-	r2, d2 := counters(ws)
-	d.Rewatches, d.Duplicates = r2-rewatches, d2-dups
+	r2, d2, e2 := counters(ws)
+	d.Rewatches, d.Duplicates, d.ErrorFrames = r2-rewatches, d2-dups, e2-errFrames
 	d.Terminated = t.terminated() - terminated
 	st := FanoutStep{TargetRate: rate, delivery: d}
 	st.Sustained, st.Why = judge(cfg, d)
@@ -380,18 +382,22 @@ func judge(cfg config, d delivery) (bool, string) {
 		return false, fmt.Sprintf("%d events missing", d.Missing)
 	case d.Duplicates > 0:
 		return false, fmt.Sprintf("%d duplicate events", d.Duplicates)
+	case d.ErrorFrames > 0:
+		return false, fmt.Sprintf("%d ERROR frames or failed re-watches", d.ErrorFrames)
 	case d.P99ms > float64(cfg.MaxP99)/float64(time.Millisecond):
 		return false, fmt.Sprintf("p99 %.0fms > %v", d.P99ms, cfg.MaxP99)
 	}
 	return true, ""
 }
 
-func counters(ws []*watcher) (rewatches, dups int64) {
+// counters sums the watchers' counters.
+func counters(ws []*watcher) (rewatches, dups, errs int64) {
 	for _, w := range ws {
 		rewatches += w.rewatches.Load()
 		dups += w.duplicates.Load()
+		errs += w.errFrames.Load()
 	}
-	return rewatches, dups
+	return rewatches, dups, errs
 }
 
 // collect waits, up to cfg.Drain, until every watcher has received the

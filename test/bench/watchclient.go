@@ -51,7 +51,7 @@ type watcher struct {
 	done   chan struct{}
 }
 
-// openWatchers opens n watches on target from revision from, conc at a
+// openWatchers opens n watches on target from revision from, 32 at a
 // time, and returns once every stream has its response headers: from then
 // on every event after from reaches a watcher's recorder.
 func openWatchers(ctx context.Context, target streamTarget, client *http.Client, n int, from int64) ([]*watcher, error) {

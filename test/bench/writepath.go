@@ -74,7 +74,7 @@ func runWritePath(ctx context.Context, cfg config) (*WritePathResult, error) {
 	res.CPU = meter.stop()
 	res.Planned, res.WriteErrors, res.FirstError = len(acks)+errs, errs, firstErr
 	res.Terminated = t.terminated() - terminated
-	res.Rewatches, res.Duplicates = counters(ws.ws)
+	res.Rewatches, res.Duplicates, res.ErrorFrames = counters(ws.ws)
 	logf(cfg, "writepath: miniapi %.0f updates/s with %d watchers (p99 %.1fms, missing %d; cores: self %.2f, machine %.2f)",
 		res.UpdatesPerSec, res.Watchers, res.P99ms, res.Missing, res.CPU.Self, res.CPU.Machine)
 
