@@ -94,6 +94,7 @@ func (m *miniapi) collectionURL(ns string) string {
 	return m.url() + "/api/v1/namespaces/" + ns + "/configmaps"
 }
 
+// createNamespace creates namespace ns.
 func (m *miniapi) createNamespace(ctx context.Context, ns string) error {
 	body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":%q}}`, ns)
 	_, err := do(ctx, m.http, http.MethodPost, m.url()+"/api/v1/namespaces", []byte(body), http.StatusCreated)
@@ -140,6 +141,8 @@ func newHTTPClient(idle int) *http.Client {
 	return &http.Client{Transport: newTransport(idle)}
 }
 
+// newTransport is an HTTP/1.1 transport with no limit on connections per
+// host, keeping up to idle of them.
 func newTransport(idle int) *http.Transport {
 	return &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -328,6 +331,7 @@ type CPUUse struct {
 	Machine float64 `json:"machineCores"`
 }
 
+// startCPU starts measuring CPU use.
 func startCPU() cpuMeter {
 	m := cpuMeter{wall: time.Now(), self: selfCPU()}
 	m.busy, m.total, m.haveProcStat = procStat()

@@ -466,6 +466,7 @@ func percentile(sorted []int64, p int) float64 {
 // was sent and when its response was read.
 type ack struct{ rv, sent, at int64 }
 
+// ms converts nanoseconds to milliseconds.
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
 
 // pacedWrites issues ceil(rate*dur) writes at rate with up to writers in

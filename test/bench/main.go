@@ -159,6 +159,7 @@ func main() {
 	}
 }
 
+// mainErr parses args, runs the selected scenarios and prints the report.
 func mainErr(args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "a ~30 s smoke run with smaller sizes")
@@ -308,6 +309,7 @@ func logf(cfg config, format string, args ...any) {
 	}
 }
 
+// parseInts parses a comma-separated list of positive counts.
 func parseInts(s string) ([]int, error) {
 	var out []int
 	for f := range strings.SplitSeq(s, ",") {
@@ -320,6 +322,7 @@ func parseInts(s string) ([]int, error) {
 	return out, nil
 }
 
+// parseFloats parses a comma-separated list of positive rates.
 func parseFloats(s string) ([]float64, error) {
 	var out []float64
 	for f := range strings.SplitSeq(s, ",") {
@@ -332,12 +335,14 @@ func parseFloats(s string) ([]float64, error) {
 	return out, nil
 }
 
+// setDur overrides *dst with v when v is set.
 func setDur(dst *time.Duration, v time.Duration) {
 	if v > 0 {
 		*dst = v
 	}
 }
 
+// setInt overrides *dst with v when v is set.
 func setInt(dst *int, v int) {
 	if v > 0 {
 		*dst = v

@@ -41,6 +41,7 @@ type Machine struct {
 	LoadAvg string `json:"loadAvg"`
 }
 
+// newReport starts a report for cfg on this machine.
 func newReport(cfg config) *Report {
 	return &Report{
 		Started: time.Now(),
@@ -57,6 +58,7 @@ func newReport(cfg config) *Report {
 	}
 }
 
+// readTrim returns a file's contents without surrounding space, or "".
 func readTrim(path string) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -65,6 +67,7 @@ func readTrim(path string) string {
 	return strings.TrimSpace(string(b))
 }
 
+// cpuModel is the CPU's model name from /proc/cpuinfo.
 func cpuModel() string {
 	for line := range strings.SplitSeq(readTrim("/proc/cpuinfo"), "\n") {
 		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
@@ -92,6 +95,7 @@ type Row struct {
 	Note          string  `json:"note,omitempty"`
 }
 
+// met returns a pointer to b, for Row.Met.
 func met(b bool) *bool { return &b }
 
 // summarize derives the summary rows from the scenario results.
@@ -222,6 +226,7 @@ func (r *Report) summarize(cfg config) {
 	}
 }
 
+// lastSustained is the step that sustained run's sustained rate.
 func lastSustained(run FanoutRun) *FanoutStep {
 	for i := len(run.Steps) - 1; i >= 0; i-- {
 		if s := &run.Steps[i]; s.Sustained && s.TargetRate == run.Sustained {
@@ -231,6 +236,7 @@ func lastSustained(run FanoutRun) *FanoutStep {
 	return nil
 }
 
+// firstFailed is the first step above the sustained rate that failed.
 func firstFailed(run FanoutRun) *FanoutStep {
 	for i := range run.Steps {
 		if s := &run.Steps[i]; !s.Sustained && s.TargetRate > run.Sustained {
@@ -314,6 +320,7 @@ func (r *Report) writeTable(out io.Writer) {
 	}
 }
 
+// yesNo renders a step's verdict.
 func yesNo(ok, disturbed bool, why string) string {
 	switch {
 	case ok:
