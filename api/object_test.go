@@ -120,3 +120,30 @@ func TestStatusErrors(t *testing.T) {
 		t.Fatal("IsNotFound")
 	}
 }
+
+func TestDeepCopySharesNothing(t *testing.T) {
+	yes := true
+	grace := int64(5)
+	now := Now()
+	o := &Object{APIVersion: "v1", Kind: "ConfigMap",
+		Metadata: ObjectMeta{Name: "a", Labels: map[string]string{"k": "v"}, Annotations: map[string]string{"a": "b"},
+			Finalizers: []string{"f"}, DeletionTimestamp: &now, DeletionGracePeriodSeconds: &grace,
+			OwnerReferences: []OwnerReference{{Name: "o", Controller: &yes}},
+			ManagedFields:   []ManagedFieldsEntry{{Manager: "m", Time: &now, FieldsV1: json.RawMessage(`{"f:data":{}}`)}}},
+		Fields: map[string]json.RawMessage{"data": json.RawMessage(`{"x":"1"}`)}}
+	before, _ := json.Marshal(o)
+	c := o.DeepCopy()
+	if got, _ := json.Marshal(c); string(got) != string(before) {
+		t.Fatalf("copy differs:\n%s\n%s", got, before)
+	}
+	c.Metadata.Labels["k"] = "changed"
+	c.Metadata.Annotations["a"] = "changed"
+	c.Metadata.Finalizers[0] = "changed"
+	*c.Metadata.DeletionGracePeriodSeconds = 9
+	*c.Metadata.OwnerReferences[0].Controller = false
+	c.Metadata.ManagedFields[0].FieldsV1[0] = '['
+	c.Fields["data"][0] = '['
+	if after, _ := json.Marshal(o); string(after) != string(before) {
+		t.Fatalf("changing the copy changed the original:\n%s\n%s", after, before)
+	}
+}

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"math/big"
 
@@ -114,15 +115,29 @@ func (s *Store) checkNamespaceWritable(ctx context.Context, ns string) error {
 	if !ok || nsStore == s {
 		return nil
 	}
-	data, err := nsStore.Get(ctx, "", ns, "")
+	// As kube-apiserver's NamespaceLifecycle admission: look in the cache
+	// first ("0" accepts any cached state) and only on a miss ask etcd, so
+	// a namespace created a moment ago is found while most creates cost no
+	// etcd read.
+	data, err := nsStore.Get(ctx, "", ns, "0")
+	if api.IsNotFound(err) {
+		data, err = nsStore.Get(ctx, "", ns, "")
+	}
 	if err != nil {
 		return err
 	}
-	nsObj, err := decode(data.Data)
-	if err != nil {
-		return err
+	var meta struct {
+		Metadata struct {
+			DeletionTimestamp *api.Time `json:"deletionTimestamp"`
+		} `json:"metadata"`
+		Status struct {
+			Phase string `json:"phase"`
+		} `json:"status"`
 	}
-	if nsObj.Metadata.DeletionTimestamp != nil {
+	if err := json.Unmarshal(data.Data, &meta); err != nil {
+		return fmt.Errorf("registry: decode namespace %q: %w", ns, err)
+	}
+	if meta.Metadata.DeletionTimestamp != nil || meta.Status.Phase == "Terminating" {
 		return api.NewForbidden(s.t.GroupResource(), "",
 			fmt.Sprintf("unable to create new content in namespace %s because it is being terminated", ns))
 	}

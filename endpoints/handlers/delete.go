@@ -46,12 +46,7 @@ func (q *request) deleteCollection() {
 		q.fail(err)
 		return
 	}
-	data, err := encodeItems(q.t.APIVersion(), q.t.ListKind, api.ListMeta{}, items)
-	if err != nil {
-		q.fail(err)
-		return
-	}
-	writeJSONBytes(q.w, out, http.StatusOK, data)
+	writeList(q.w, out, http.StatusOK, q.t.APIVersion(), q.t.ListKind, api.ListMeta{}, items)
 }
 
 // readDelete negotiates the answer and reads the delete options; it

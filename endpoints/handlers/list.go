@@ -1,10 +1,13 @@
 package handlers
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
+	"sync"
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/storage"
@@ -27,47 +30,104 @@ func (q *request) list() {
 		q.fail(err)
 		return
 	}
-	data, err := encodeList(q.t.APIVersion(), q.t.ListKind, l)
-	if err != nil {
-		q.fail(err)
-		return
-	}
-	writeJSONBytes(q.w, out, http.StatusOK, data)
-}
-
-// encodeList frames stored items as a <Kind>List without re-encoding them.
-func encodeList(apiVersion, listKind string, l *storage.List) ([]byte, error) {
 	meta := api.ListMeta{
 		ResourceVersion:    storage.FormatResourceVersion(l.Revision),
 		Continue:           l.Continue,
 		RemainingItemCount: l.RemainingItemCount,
 	}
-	return encodeItems(apiVersion, listKind, meta, l.Items)
+	writeList(q.w, out, http.StatusOK, q.t.APIVersion(), q.t.ListKind, meta, l.Items)
+}
+
+// writeList answers a <Kind>List of stored items. Plain JSON is streamed:
+// the stored bytes of each item go to the connection as they are, with no
+// list-sized buffer in between; other formats convert the assembled list.
+func writeList(w http.ResponseWriter, out output, code int, apiVersion, listKind string, meta api.ListMeta, items []*storage.Object) {
+	if out.mediaType != mediaJSON || out.pretty {
+		data, err := encodeItems(apiVersion, listKind, meta, items)
+		if err != nil {
+			http.Error(w, "encoding failed", http.StatusInternalServerError)
+			return
+		}
+		writeJSONBytes(w, out, code, data)
+		return
+	}
+	head, err := listHead(apiVersion, listKind, meta)
+	if err != nil {
+		http.Error(w, "encoding failed", http.StatusInternalServerError)
+		return
+	}
+	size := len(head) + len(listTail)
+	for i, it := range items {
+		if i > 0 {
+			size++
+		}
+		size += len(it.Data)
+	}
+	w.Header().Set("Content-Type", mediaJSON)
+	w.Header().Set("Content-Length", strconv.Itoa(size))
+	w.WriteHeader(code)
+	// net/http buffers 4 KiB; a larger buffer turns thousands of item
+	// writes into a few large ones without holding the whole list.
+	bw := listWriters.Get().(*bufio.Writer)
+	bw.Reset(w)
+	defer func() {
+		bw.Reset(nil)
+		listWriters.Put(bw)
+	}()
+	bw.Write(head)
+	for i, it := range items {
+		if i > 0 {
+			bw.Write(listComma)
+		}
+		if _, err := bw.Write(it.Data); err != nil {
+			return // the client went away
+		}
+	}
+	bw.Write(listTail)
+	bw.Flush()
+}
+
+// listWriters recycles the write buffers of streamed lists.
+var listWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
+
+var (
+	listComma = []byte{','}
+	listTail  = []byte("]}")
+)
+
+// listHead is a list's JSON up to the opening bracket of its items.
+func listHead(apiVersion, listKind string, meta api.ListMeta) ([]byte, error) {
+	mb, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, `{"apiVersion":%q,"kind":%q,"metadata":`, apiVersion, listKind)
+	buf.Write(mb)
+	buf.WriteString(`,"items":[`)
+	return buf.Bytes(), nil
 }
 
 // encodeItems writes {"apiVersion","kind","metadata","items":[...]} with
 // each item's stored bytes copied as they are.
 func encodeItems(apiVersion, listKind string, meta api.ListMeta, items []*storage.Object) ([]byte, error) {
-	mb, err := json.Marshal(meta)
+	head, err := listHead(apiVersion, listKind, meta)
 	if err != nil {
 		return nil, err
 	}
-	size := 128 + len(mb)
+	size := len(head) + len(listTail)
 	for _, it := range items {
 		size += len(it.Data) + 1
 	}
-	var buf bytes.Buffer
-	buf.Grow(size)
-	fmt.Fprintf(&buf, `{"apiVersion":%q,"kind":%q,"metadata":`, apiVersion, listKind)
-	buf.Write(mb)
-	buf.WriteString(`,"items":[`)
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	buf.Write(head)
 	for i, it := range items {
 		if i > 0 {
-			buf.WriteByte(',')
+			buf.Write(listComma)
 		}
 		buf.Write(it.Data)
 	}
-	buf.WriteString("]}")
+	buf.Write(listTail)
 	return buf.Bytes(), nil
 }
 

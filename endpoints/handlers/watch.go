@@ -142,6 +142,9 @@ type frameEncoder struct {
 	apiVersion, kind string
 	requestedRV      string
 	gr               api.GroupResource
+	// buf assembles one frame so it goes out in one write; a watch's
+	// frames are written by one goroutine, so one buffer serves them all.
+	buf []byte
 }
 
 func newFrameEncoder(t *registry.Type, requestedRV string) *frameEncoder {
@@ -174,13 +177,8 @@ func (f *frameEncoder) write(w io.Writer, ev storage.Event) error {
 	default:
 		obj = ev.Object.Data
 	}
-	if _, err := w.Write(prefix); err != nil {
-		return err
-	}
-	if _, err := w.Write(obj); err != nil {
-		return err
-	}
-	_, err := w.Write(frameSuffix)
+	f.buf = append(append(append(f.buf[:0], prefix...), obj...), frameSuffix...)
+	_, err := w.Write(f.buf)
 	return err
 }
 

@@ -1,6 +1,7 @@
 package etcd3
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -144,6 +145,11 @@ func checkNotTooLarge(key string, minRev, current int64) error {
 // storedValue is what a write puts in etcd: data without its
 // resourceVersion, which is the key's mod revision instead.
 func storedValue(key string, data []byte) ([]byte, error) {
+	if !bytes.Contains(data, []byte(`"resourceVersion"`)) {
+		// Nothing to strip (the registry writes objects without one):
+		// store the bytes as they are rather than decode them.
+		return data, nil
+	}
 	value, err := storage.SetResourceVersion(data, 0)
 	if err != nil {
 		return nil, storage.NewError(storage.CodeInternal, key, 0, fmt.Errorf("etcd3: encode for storage: %w", err))
