@@ -89,6 +89,7 @@ func (h *Handler) ServeResource(w http.ResponseWriter, r *http.Request, info Req
 		writeError(w, r, h.log, api.NewGenericNotFound())
 		return
 	}
+	w, r = withWarnings(w, r)
 	req := &request{h: h, w: w, r: r, info: info, store: res.Store, t: t}
 	switch {
 	case info.Watch || (info.Name == "" && r.Method == http.MethodGet && isWatch(r)):

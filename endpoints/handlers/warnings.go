@@ -1,0 +1,56 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/miniapi/miniapi/api"
+)
+
+// withWarnings gives the request a warnings collector and returns a
+// writer that adds the collected warnings as Warning headers just before
+// the response's headers go out, whichever layer added them.
+func withWarnings(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request) {
+	ctx, warnings := api.WithWarnings(r.Context())
+	return &warningWriter{ResponseWriter: w, warnings: warnings}, r.WithContext(ctx)
+}
+
+// warningWriter writes collected warnings as headers on the first write.
+type warningWriter struct {
+	http.ResponseWriter
+	warnings *api.Warnings
+	wrote    bool
+}
+
+func (w *warningWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.wrote = true
+		for _, msg := range w.warnings.Messages() {
+			w.Header().Add("Warning", warningHeader(msg))
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *warningWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *warningWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// warningHeader formats one warning as RFC 7234 says and kube-apiserver
+// sends: code 299, agent "-", the text quoted.
+func warningHeader(msg string) string {
+	msg = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, msg)
+	return "299 - " + strconv.Quote(msg)
+}
