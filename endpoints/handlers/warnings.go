@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"bufio"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -38,6 +40,21 @@ func (w *warningWriter) Write(b []byte) (int, error) {
 		w.WriteHeader(http.StatusOK)
 	}
 	return w.ResponseWriter.Write(b)
+}
+
+// Hijack hands the connection over (WebSocket upgrades): libraries
+// type-assert http.Hijacker instead of using http.ResponseController.
+func (w *warningWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	w.wrote = true
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
+// Flush sends buffered data, for code that type-asserts http.Flusher.
+func (w *warningWriter) Flush() {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	http.NewResponseController(w.ResponseWriter).Flush()
 }
 
 // Unwrap lets http.ResponseController reach the connection.
