@@ -17,6 +17,9 @@ type Store struct {
 	keys    storage.ResourceKeys
 	storage storage.Interface
 	reg     *Registry
+	// fields is the type's schema compiled for field validation
+	// (fieldvalidation.go), on first use.
+	fields fieldSchemaCache
 }
 
 func newStore(t *Type, keys storage.ResourceKeys, s storage.Interface, reg *Registry) *Store {
