@@ -1,8 +1,9 @@
 // Package api holds miniapi's wire types: the parts of a Kubernetes object
 // every resource shares (TypeMeta, ObjectMeta, ListMeta), the generic Object
 // that carries any resource as metadata plus raw JSON fields, Status and the
-// typed StatusError every failure becomes, WatchEvent frames, and
-// DeleteOptions.
+// typed StatusError every failure becomes, WatchEvent frames,
+// DeleteOptions, and the server-side output kinds Table and
+// PartialObjectMetadata.
 //
 // The types are plain structs with JSON tags that match Kubernetes field
 // names; there is no scheme and no conversion. A handler decodes a body into

@@ -18,7 +18,7 @@ func (q *request) create() {
 		q.fail(err)
 		return
 	}
-	writeJSONBytes(q.w, out, http.StatusCreated, stored.Data)
+	q.writeObject(out, http.StatusCreated, stored)
 }
 
 // readWrite does what every write with an object body starts with:

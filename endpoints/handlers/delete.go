@@ -27,7 +27,7 @@ func (q *request) delete() {
 	if !deleted {
 		code = http.StatusAccepted
 	}
-	writeJSONBytes(q.w, out, code, obj.Data)
+	q.writeObject(out, code, obj)
 }
 
 // deleteCollection answers DELETE on a collection with the deleted objects.
@@ -46,7 +46,7 @@ func (q *request) deleteCollection() {
 		q.fail(err)
 		return
 	}
-	writeList(q.w, out, http.StatusOK, q.t.APIVersion(), q.t.ListKind, api.ListMeta{}, items)
+	q.writeItems(out, http.StatusOK, api.ListMeta{}, items)
 }
 
 // readDelete negotiates the answer and reads the delete options; it

@@ -24,5 +24,5 @@ func (q *request) get() {
 		q.fail(err)
 		return
 	}
-	writeJSONBytes(q.w, out, http.StatusOK, obj.Data)
+	q.writeObject(out, http.StatusOK, obj)
 }

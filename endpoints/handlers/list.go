@@ -35,7 +35,7 @@ func (q *request) list() {
 		Continue:           l.Continue,
 		RemainingItemCount: l.RemainingItemCount,
 	}
-	writeList(q.w, out, http.StatusOK, q.t.APIVersion(), q.t.ListKind, meta, l.Items)
+	q.writeItems(out, http.StatusOK, meta, l.Items)
 }
 
 // writeList answers a <Kind>List of stored items. Plain JSON is streamed:

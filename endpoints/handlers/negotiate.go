@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/storage"
 	"sigs.k8s.io/yaml"
 )
 
@@ -27,15 +28,34 @@ var acceptedOutputs = []string{mediaJSON, mediaYAML}
 // acceptedInputs lists the body types resources accept, for 415 messages.
 var acceptedInputs = []string{mediaJSON, mediaYAML}
 
+// The kinds a response may be converted to with the as parameter of an
+// Accept clause (with g=meta.k8s.io and v=v1 or v1beta1).
+const (
+	asTable       = "Table"
+	asPartial     = "PartialObjectMetadata"
+	asPartialList = "PartialObjectMetadataList"
+)
+
 // output is a negotiated response format.
 type output struct {
 	mediaType string
 	pretty    bool
+	// as is the kind the response is converted to: "" for the resource
+	// itself, or asTable, asPartial or asPartialList.
+	as string
+	// asVersion is the meta.k8s.io version of that kind: v1 or v1beta1.
+	asVersion string
 }
 
-// negotiateOutput picks the response format from the Accept header,
-// honouring q-values, as kube-apiserver does; media types or parameters
-// miniapi cannot produce are skipped, and nothing producible is 406.
+// asAPIVersion is the apiVersion of the conversion target.
+func (o output) asAPIVersion() string { return api.MetaGroup + "/" + o.asVersion }
+
+// negotiateOutput picks the response format from the Accept header as
+// kube-apiserver does: clauses in q-value order, the first one miniapi
+// can produce wins. A clause that asks for a conversion (as, g, v) is
+// producible only for the meta.k8s.io kinds in v1 or v1beta1, and Table
+// only as JSON or YAML; anything else is skipped, and nothing producible
+// is 406.
 func negotiateOutput(r *http.Request) (output, error) {
 	out := output{mediaType: mediaJSON, pretty: wantsPretty(r)}
 	accept := r.Header.Get("Accept")
@@ -43,12 +63,12 @@ func negotiateOutput(r *http.Request) (output, error) {
 		return out, nil
 	}
 	type clause struct {
-		mt string
-		q  float64
-		i  int
+		mt     string
+		q      float64
+		params map[string]string
 	}
 	var clauses []clause
-	for i, part := range strings.Split(accept, ",") {
+	for part := range strings.SplitSeq(accept, ",") {
 		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
 		if err != nil {
 			continue
@@ -60,11 +80,8 @@ func negotiateOutput(r *http.Request) (output, error) {
 			}
 			delete(params, "q")
 		}
-		if _, ok := params["as"]; ok {
-			continue // Table and PartialObjectMetadata are not served (yet)
-		}
 		if q > 0 {
-			clauses = append(clauses, clause{mt, q, i})
+			clauses = append(clauses, clause{mt, q, params})
 		}
 	}
 	sort.SliceStable(clauses, func(a, b int) bool { return clauses[a].q > clauses[b].q })
@@ -72,13 +89,37 @@ func negotiateOutput(r *http.Request) (output, error) {
 		switch c.mt {
 		case mediaJSON, "application/*", "*/*", "application/json-seq":
 			out.mediaType = mediaJSON
-			return out, nil
 		case mediaYAML, "application/x-yaml", "text/yaml":
 			out.mediaType = mediaYAML
+		default:
+			continue
+		}
+		if as, v, ok := conversion(c.params); ok {
+			out.as, out.asVersion = as, v
 			return out, nil
 		}
 	}
-	return out, api.NewNotAcceptable(acceptedOutputs)
+	return output{mediaType: mediaJSON, pretty: out.pretty}, api.NewNotAcceptable(acceptedOutputs)
+}
+
+// conversion reads the as, g and v parameters of an Accept clause. It
+// reports false when they ask for something miniapi cannot produce, so
+// the clause is skipped, as kube-apiserver skips it.
+func conversion(params map[string]string) (as, version string, ok bool) {
+	as, hasAs := params["as"]
+	g, hasG := params["g"]
+	version, hasV := params["v"]
+	if !hasAs && !hasG && !hasV {
+		return "", "", true
+	}
+	if g != api.MetaGroup || (version != "v1" && version != "v1beta1") {
+		return "", "", false
+	}
+	switch as {
+	case asTable, asPartial, asPartialList:
+		return as, version, true
+	}
+	return "", "", false
 }
 
 // wantsPretty follows kube-apiserver: ?pretty=true, or by default for
@@ -90,6 +131,62 @@ func wantsPretty(r *http.Request) bool {
 	}
 	ua := r.UserAgent()
 	return strings.HasPrefix(ua, "curl") || strings.HasPrefix(ua, "Wget") || strings.HasPrefix(ua, "Mozilla/")
+}
+
+// writeObject answers with one stored object in the negotiated format,
+// converted to a Table or PartialObjectMetadata when the client asked.
+func (q *request) writeObject(out output, code int, obj *storage.Object) {
+	var data []byte
+	var err error
+	switch out.as {
+	case "":
+		writeJSONBytes(q.w, out, code, obj.Data)
+		return
+	case asPartial:
+		data, err = encodePartialObject(out.asAPIVersion(), obj.Data)
+	case asPartialList:
+		err = notAList()
+	case asTable:
+		var p *tablePrinter
+		if p, err = newTablePrinter(q.t, out, q.r.URL.Query()); err == nil {
+			data, err = p.encodeObject(obj.Data, true)
+		}
+	}
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	writeJSONBytes(q.w, out, code, data)
+}
+
+// writeItems answers with a list of stored objects in the negotiated
+// format: the type's <Kind>List, a PartialObjectMetadataList or a Table.
+func (q *request) writeItems(out output, code int, meta api.ListMeta, items []*storage.Object) {
+	var v any
+	var err error
+	switch out.as {
+	case "":
+		writeList(q.w, out, code, q.t.APIVersion(), q.t.ListKind, meta, items)
+		return
+	case asPartial:
+		err = aList(q.t.ListKind)
+	case asPartialList:
+		v, err = partialObjectList(out.asAPIVersion(), meta, items)
+	case asTable:
+		var p *tablePrinter
+		if p, err = newTablePrinter(q.t, out, q.r.URL.Query()); err == nil {
+			var data []byte
+			if data, err = p.encodeList(meta, items); err == nil {
+				writeJSONBytes(q.w, out, code, data)
+				return
+			}
+		}
+	}
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	writeValue(q.w, out, code, v)
 }
 
 // writeJSONBytes writes an encoded JSON document in the negotiated format.

@@ -9,18 +9,33 @@ func TestNegotiateOutput(t *testing.T) {
 	cases := []struct {
 		accept string
 		want   string // "" means 406
+		as     string
 	}{
-		{"", mediaJSON},
-		{"application/json", mediaJSON},
-		{"*/*", mediaJSON},
-		{"application/yaml", mediaYAML},
-		{"application/vnd.kubernetes.protobuf, application/json", mediaJSON},
-		{"application/vnd.kubernetes.protobuf", ""},
-		{"application/json;q=0.5, application/yaml", mediaYAML},
-		{"application/json;as=Table;v=v1;g=meta.k8s.io, application/json", mediaJSON},
-		{"application/json;as=Table;v=v1;g=meta.k8s.io", ""},
-		{"text/html", ""},
-		{"application/json;q=0", ""},
+		{"", mediaJSON, ""},
+		{"application/json", mediaJSON, ""},
+		{"*/*", mediaJSON, ""},
+		{"application/yaml", mediaYAML, ""},
+		{"application/vnd.kubernetes.protobuf, application/json", mediaJSON, ""},
+		{"application/vnd.kubernetes.protobuf", "", ""},
+		{"application/json;q=0.5, application/yaml", mediaYAML, ""},
+		{"application/json;as=Table;v=v1;g=meta.k8s.io, application/json", mediaJSON, "Table v1"},
+		{"application/json;as=Table;v=v1;g=meta.k8s.io", mediaJSON, "Table v1"},
+		{"application/json;as=Table;v=v1beta1;g=meta.k8s.io", mediaJSON, "Table v1beta1"},
+		{"application/yaml;as=Table;v=v1;g=meta.k8s.io", mediaYAML, "Table v1"},
+		// kubectl get's header.
+		{"application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json", mediaJSON, "Table v1"},
+		// client-go's metadata client: protobuf is skipped, the JSON
+		// conversion wins over plain JSON.
+		{"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json", mediaJSON, "PartialObjectMetadataList v1"},
+		{"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1", mediaJSON, "PartialObjectMetadata v1beta1"},
+		// Unknown conversions are skipped, as kube-apiserver skips them.
+		{"application/json;as=Pod;v=v1;g=meta.k8s.io", "", ""},
+		{"application/json;as=Table;v=v2;g=meta.k8s.io", "", ""},
+		{"application/json;as=Table;v=v1;g=example.com", "", ""},
+		{"application/json;g=meta.k8s.io", "", ""},
+		{"application/json;as=Bogus;v=v1;g=meta.k8s.io, application/yaml", mediaYAML, ""},
+		{"text/html", "", ""},
+		{"application/json;q=0", "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.accept, func(t *testing.T) {
@@ -37,6 +52,13 @@ func TestNegotiateOutput(t *testing.T) {
 			}
 			if err != nil || out.mediaType != tc.want {
 				t.Fatalf("got %q %v, want %q", out.mediaType, err, tc.want)
+			}
+			as := ""
+			if out.as != "" {
+				as = out.as + " " + out.asVersion
+			}
+			if as != tc.as {
+				t.Fatalf("conversion %q, want %q", as, tc.as)
 			}
 		})
 	}

@@ -27,5 +27,5 @@ func (q *request) patch() {
 		q.fail(err)
 		return
 	}
-	writeJSONBytes(q.w, out, http.StatusOK, stored.Data)
+	q.writeObject(out, http.StatusOK, stored)
 }

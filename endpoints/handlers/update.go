@@ -18,5 +18,5 @@ func (q *request) update() {
 		q.fail(err)
 		return
 	}
-	writeJSONBytes(q.w, out, http.StatusOK, stored.Data)
+	q.writeObject(out, http.StatusOK, stored)
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/miniapi/miniapi/api"
@@ -23,11 +24,17 @@ func (q *request) watch() {
 		q.notAllowed()
 		return
 	}
-	if _, err := negotiateOutput(q.r); err != nil {
+	out, err := negotiateOutput(q.r)
+	if err != nil {
 		q.fail(err)
 		return
 	}
 	p, err := parseListParams(q.r.URL.Query(), true)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	convert, err := watchConversion(q.t, out, q.r.URL.Query())
 	if err != nil {
 		q.fail(err)
 		return
@@ -64,6 +71,7 @@ func (q *request) watch() {
 	}
 	defer w.Stop()
 	frames := newFrameEncoder(q.t, p.ResourceVersion)
+	frames.convert = convert
 	if isWebSocket(q.r) {
 		serveWebSocketWatch(ctx, q.w, q.r, w, frames, q.h.shutdownWatches)
 		return
@@ -142,6 +150,10 @@ type frameEncoder struct {
 	apiVersion, kind string
 	requestedRV      string
 	gr               api.GroupResource
+	// convert, when set, turns each object (bookmarks included) into what
+	// the client asked for, a Table or PartialObjectMetadata, before it is
+	// framed; ERROR frames carry their Status as it is.
+	convert func(obj []byte) ([]byte, error)
 	// buf assembles one frame so it goes out in one write; a watch's
 	// frames are written by one goroutine, so one buffer serves them all.
 	buf []byte
@@ -176,6 +188,12 @@ func (f *frameEncoder) write(w io.Writer, ev storage.Event) error {
 		obj = f.errorStatus(ev.Err)
 	default:
 		obj = ev.Object.Data
+	}
+	if f.convert != nil && ev.Type != storage.ErrorEvent {
+		var err error
+		if obj, err = f.convert(obj); err != nil {
+			return err
+		}
 	}
 	f.buf = append(append(append(f.buf[:0], prefix...), obj...), frameSuffix...)
 	_, err := w.Write(f.buf)
@@ -216,4 +234,30 @@ func (f *frameEncoder) errorStatus(err error) []byte {
 	}
 	b, _ := json.Marshal(st)
 	return b
+}
+
+// watchConversion returns the per-event conversion a watch's Accept
+// header asks for, or nil. A Table watch carries its column definitions
+// in the first frame only, as kube-apiserver sends it.
+func watchConversion(t *registry.Type, out output, query url.Values) (func([]byte) ([]byte, error), error) {
+	switch out.as {
+	case asPartial:
+		v := out.asAPIVersion()
+		return func(obj []byte) ([]byte, error) { return encodePartialObject(v, obj) }, nil
+	case asPartialList:
+		// Watch events carry single objects.
+		return nil, notAList()
+	case asTable:
+		p, err := newTablePrinter(t, out, query)
+		if err != nil {
+			return nil, err
+		}
+		headers := true
+		return func(obj []byte) ([]byte, error) {
+			b, err := p.encodeObject(obj, headers)
+			headers = false
+			return b, err
+		}, nil
+	}
+	return nil, nil
 }
