@@ -42,6 +42,7 @@ func (s *Store) Patch(ctx context.Context, ns, name, patchType string, patch []b
 	if err != nil {
 		return nil, err
 	}
+	checkFields := s.patchFieldCheck(patchType, patch, opts.FieldValidation)
 	return s.update(ctx, ns, name, opts, func(cur *api.Object) (*api.Object, error) {
 		curJSON, err := encode(cur)
 		if err != nil {
@@ -50,6 +51,11 @@ func (s *Store) Patch(ctx context.Context, ns, name, patchType string, patch []b
 		patched, err := apply(curJSON)
 		if err != nil {
 			return nil, err
+		}
+		if pruned, err := checkFields(ctx, patched); err != nil {
+			return nil, err
+		} else if pruned != nil {
+			patched = pruned
 		}
 		var obj api.Object
 		if err := json.Unmarshal(patched, &obj); err != nil {

@@ -14,6 +14,11 @@ import (
 type UpdateOptions struct {
 	// DryRun validates and answers without persisting.
 	DryRun bool
+	// FieldValidation is how Patch treats unknown and duplicate fields:
+	// FieldValidationStrict, FieldValidationWarn (also for "") or
+	// FieldValidationIgnore. Update and Create leave it to the caller,
+	// who has the body as sent (Store.CheckFields).
+	FieldValidation string
 	// Subresource is "" for the main resource or "status".
 	Subresource string
 

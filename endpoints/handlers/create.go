@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/miniapi/miniapi/api"
@@ -9,11 +11,11 @@ import (
 
 // create answers POST on a collection: 201 with the stored object.
 func (q *request) create() {
-	out, dry, obj, ok := q.readWrite("CreateOptions")
+	out, p, obj, ok := q.readWrite("CreateOptions")
 	if !ok {
 		return
 	}
-	stored, err := q.store.Create(q.r.Context(), q.info.Namespace, obj, registry.CreateOptions{DryRun: dry})
+	stored, err := q.store.Create(q.r.Context(), q.info.Namespace, obj, registry.CreateOptions{DryRun: p.dryRun})
 	if err != nil {
 		q.fail(err)
 		return
@@ -22,34 +24,57 @@ func (q *request) create() {
 }
 
 // readWrite does what every write with an object body starts with:
-// negotiate the answer, read dryRun (optionsKind names the options type in
-// errors) and decode the body. It answers the error itself and reports
-// false when the request is done.
-func (q *request) readWrite(optionsKind string) (out output, dry bool, obj *api.Object, ok bool) {
-	out, dry, body, ok := q.readBody(optionsKind)
+// negotiate the answer, read the write options (optionsKind names the
+// options type in errors), decode the body and check its fields against
+// the type's schema as the fieldValidation option asks. It answers the
+// error itself and reports false when the request is done.
+func (q *request) readWrite(optionsKind string) (out output, p writeParams, obj *api.Object, ok bool) {
+	out, p, body, ok := q.readBody(optionsKind, "")
 	if !ok {
-		return out, false, nil, false
+		return out, p, nil, false
 	}
 	obj, err := decodeObject(q.r, body)
+	if err == nil {
+		obj, err = q.checkFields(obj, body, p.fieldValidation)
+	}
 	if err != nil {
 		q.fail(err)
-		return out, false, nil, false
+		return out, p, nil, false
 	}
-	return out, dry, obj, true
+	return out, p, obj, true
 }
 
-// readBody negotiates the answer, reads dryRun and reads the raw body.
-func (q *request) readBody(optionsKind string) (out output, dry bool, body []byte, ok bool) {
+// checkFields applies the fieldValidation directive to a decoded body and
+// returns the object to store: obj, or obj without its unknown fields.
+func (q *request) checkFields(obj *api.Object, body []byte, directive string) (*api.Object, error) {
+	j, yamlErrs, ok := fieldCheckJSON(q.r, body)
+	if !ok {
+		return obj, nil // protobuf: no unknown or duplicate fields to find
+	}
+	pruned, err := q.store.CheckFields(q.r.Context(), j, directive, yamlErrs)
+	if err != nil || pruned == nil {
+		return obj, err
+	}
+	var out api.Object
+	if err := json.Unmarshal(pruned, &out); err != nil {
+		return nil, fmt.Errorf("handlers: decode pruned object: %w", err)
+	}
+	return &out, nil
+}
+
+// readBody negotiates the answer, reads the write options (patchType is
+// the media type of a patch, "" otherwise) and reads the raw body.
+func (q *request) readBody(optionsKind, patchType string) (out output, p writeParams, body []byte, ok bool) {
 	out, err := negotiateOutput(q.r)
 	if err == nil {
-		dry, err = dryRun(q.r.URL.Query(), optionsKind)
+		p, err = parseWriteParams(q.r.Context(), q.r.URL.Query(), optionsKind, patchType)
 	}
 	if err == nil {
 		body, err = readBody(q.r, q.h.maxBody)
 	}
 	if err != nil {
 		q.fail(err)
-		return out, false, nil, false
+		return out, p, nil, false
 	}
-	return out, dry, body, true
+	return out, p, body, true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/registry"
@@ -37,6 +38,10 @@ func (q *request) deleteCollection() {
 		q.fail(err)
 		return
 	}
+	if p.Limit > 0 || p.Continue != "" {
+		// DeleteCollection deletes every match in one go.
+		api.AddWarning(q.r.Context(), "limit and continue have no effect on a collection delete: miniapi deletes every matching object")
+	}
 	out, opts, ok := q.readDelete()
 	if !ok {
 		return
@@ -65,7 +70,8 @@ func (q *request) readDelete() (output, registry.DeleteOptions, bool) {
 }
 
 // deleteOptions reads DeleteOptions from the body (optional) and the
-// query: dryRun, propagationPolicy, gracePeriodSeconds.
+// query (dryRun, propagationPolicy, orphanDependents, gracePeriodSeconds)
+// and validates them as kube-apiserver does.
 func (q *request) deleteOptions() (registry.DeleteOptions, error) {
 	var do api.DeleteOptions
 	body, err := readBody(q.r, q.h.maxBody)
@@ -87,6 +93,25 @@ func (q *request) deleteOptions() (registry.DeleteOptions, error) {
 	qv := q.r.URL.Query()
 	if pp := qv.Get("propagationPolicy"); pp != "" {
 		do.PropagationPolicy = &pp
+	}
+	if b, set, err := boolParam(qv, "orphanDependents"); err != nil {
+		return registry.DeleteOptions{}, err
+	} else if set {
+		do.OrphanDependents = &b
+	}
+	if s := qv.Get("gracePeriodSeconds"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return registry.DeleteOptions{}, api.NewBadRequest(fmt.Sprintf("gracePeriodSeconds must be an integer, got %q", s))
+		}
+		do.GracePeriodSeconds = &n
+	}
+	if do.GracePeriodSeconds != nil {
+		api.AddWarning(q.r.Context(), gracePeriodWarning)
+	}
+	if do.OrphanDependents != nil && do.PropagationPolicy != nil {
+		return registry.DeleteOptions{}, api.NewInvalid(api.GroupKind{Group: metaGroup, Kind: "DeleteOptions"}, "",
+			field.ErrorList{field.Invalid(field.NewPath("propagationPolicy"), *do.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set")})
 	}
 	dry, err := dryRun(qv, "DeleteOptions")
 	if err != nil {

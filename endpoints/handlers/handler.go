@@ -91,8 +91,10 @@ func (h *Handler) ServeResource(w http.ResponseWriter, r *http.Request, info Req
 	}
 	w, r = withWarnings(w, r)
 	req := &request{h: h, w: w, r: r, info: info, store: res.Store, t: t}
+	watch := info.Watch || (info.Name == "" && r.Method == http.MethodGet && isWatch(r))
+	warnIgnoredParams(r.Context(), r, watch)
 	switch {
-	case info.Watch || (info.Name == "" && r.Method == http.MethodGet && isWatch(r)):
+	case watch:
 		req.watch()
 	case info.Subresource != "":
 		req.subresource()

@@ -1,9 +1,13 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
+	"mime"
+	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/miniapi/miniapi/api"
@@ -11,9 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
 )
 
 // metaGroup is the API group of option kinds in error messages.
@@ -119,3 +125,113 @@ func boolParam(q url.Values, name string) (val, set bool, err error) {
 	}
 	return b, true, nil
 }
+
+// writeParams are the query parameters of the writes that carry an
+// object or a patch: create, update and patch.
+type writeParams struct {
+	dryRun bool
+	// fieldValidation is Strict, Warn or Ignore; absent means Warn, as in
+	// kube-apiserver.
+	fieldValidation string
+}
+
+// parseWriteParams reads dryRun, fieldManager, fieldValidation and (for
+// patches) force, and validates them as kube-apiserver does: a bad value
+// is 422 Invalid on kind (CreateOptions, UpdateOptions or PatchOptions).
+// patchType is the media type of a patch, "" for create and update.
+//
+// miniapi keeps no managedFields, so a fieldManager is accepted (and
+// validated) but not recorded; the request gets a warning saying so.
+func parseWriteParams(ctx context.Context, q url.Values, kind, patchType string) (writeParams, error) {
+	var p writeParams
+	var err error
+	if p.dryRun, err = dryRun(q, kind); err != nil {
+		return p, err
+	}
+	manager := q.Get("fieldManager")
+	p.fieldValidation = q.Get("fieldValidation")
+	errs := metav1validation.ValidateFieldManager(manager, field.NewPath("fieldManager"))
+	errs = append(errs, metav1validation.ValidateFieldValidation(field.NewPath("fieldValidation"), p.fieldValidation)...)
+	if _, set, err := boolParam(q, "force"); err != nil {
+		return p, err
+	} else if set && patchType != registry.PatchApply {
+		errs = append(errs, field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch"))
+	}
+	if len(errs) > 0 {
+		return p, api.NewInvalid(api.GroupKind{Group: metaGroup, Kind: kind}, "", errs)
+	}
+	if p.fieldValidation == "" {
+		p.fieldValidation = registry.FieldValidationWarn
+	}
+	if manager != "" {
+		api.AddWarning(ctx, fmt.Sprintf("fieldManager %q is accepted but not recorded: miniapi does not track managedFields", manager))
+	}
+	return p, nil
+}
+
+// fieldCheckJSON returns the JSON form of a JSON or YAML body (the
+// encodings in which a client can send unknown or duplicate fields) and
+// ok; for a YAML body also its duplicate keys, which the conversion to
+// JSON drops, worded as kube-apiserver's YAML decoder reports them
+// ("line 4: key \"a\" already set in map").
+func fieldCheckJSON(r *http.Request, body []byte) (j []byte, yamlErrs []string, ok bool) {
+	mt := mediaJSON
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		var err error
+		if mt, _, err = mime.ParseMediaType(ct); err != nil {
+			return nil, nil, false
+		}
+	}
+	switch mt {
+	case mediaJSON:
+		return body, nil, true
+	case mediaYAML, "application/x-yaml", "text/yaml":
+		if j, err := yaml.YAMLToJSONStrict(body); err == nil {
+			return j, nil, true
+		} else if j, err2 := yaml.YAMLToJSON(body); err2 == nil {
+			return j, yamlStrictErrors(err.Error()), true
+		}
+	}
+	return nil, nil, false
+}
+
+// yamlStrictErrors splits a YAML strict-decoding error into its lines,
+// one problem each, as kube-apiserver turns them into warnings.
+func yamlStrictErrors(msg string) []string {
+	_, rest, ok := strings.Cut(msg, "yaml: unmarshal errors:\n")
+	if !ok {
+		return []string{msg}
+	}
+	var out []string
+	for _, line := range strings.Split(rest, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// warnIgnoredParams adds a warning for each query parameter miniapi
+// accepts, as kube-apiserver does, without doing what it asks, so that a
+// client is never silently given less than it requested.
+func warnIgnoredParams(ctx context.Context, r *http.Request, watch bool) {
+	q := r.URL.Query()
+	// kube-apiserver ends a non-watch request that runs past ?timeout=
+	// (client-go sends it when rest.Config.Timeout is set); miniapi runs
+	// it to completion. Watches take timeoutSeconds instead, there too.
+	if t := q.Get("timeout"); t != "" && !watch {
+		api.AddWarning(ctx, fmt.Sprintf("timeout=%s is ignored: miniapi does not cut requests short; the client's own timeout still applies", t))
+	}
+	if r.Method == http.MethodDelete {
+		if q.Has("gracePeriodSeconds") {
+			api.AddWarning(ctx, gracePeriodWarning)
+		}
+		if b, _, _ := boolParam(q, "ignoreStoreReadErrorWithClusterBreakingPotential"); b {
+			api.AddWarning(ctx, "ignoreStoreReadErrorWithClusterBreakingPotential has no effect: miniapi stores no object it cannot read")
+		}
+	}
+}
+
+// gracePeriodWarning is the answer to a gracePeriodSeconds in a delete's
+// query or body.
+const gracePeriodWarning = "gracePeriodSeconds has no effect: miniapi deletes objects at once (or once their finalizers are gone); kube-apiserver waits for a grace period only for Pods"

@@ -17,12 +17,12 @@ func (q *request) patch() {
 		q.fail(api.NewUnsupportedMediaType(ct, []string{registry.PatchJSON, registry.PatchMerge, registry.PatchStrategicMerge}))
 		return
 	}
-	out, dry, body, ok := q.readBody("PatchOptions")
+	out, p, body, ok := q.readBody("PatchOptions", mt)
 	if !ok {
 		return
 	}
 	stored, err := q.store.Patch(q.r.Context(), q.info.Namespace, q.info.Name, mt, body,
-		registry.UpdateOptions{DryRun: dry, Subresource: q.info.Subresource})
+		registry.UpdateOptions{DryRun: p.dryRun, Subresource: q.info.Subresource, FieldValidation: p.fieldValidation})
 	if err != nil {
 		q.fail(err)
 		return

@@ -8,12 +8,12 @@ import (
 
 // update answers PUT on an object (or its /status).
 func (q *request) update() {
-	out, dry, obj, ok := q.readWrite("UpdateOptions")
+	out, p, obj, ok := q.readWrite("UpdateOptions")
 	if !ok {
 		return
 	}
 	stored, err := q.store.Update(q.r.Context(), q.info.Namespace, q.info.Name, obj,
-		registry.UpdateOptions{DryRun: dry, Subresource: q.info.Subresource})
+		registry.UpdateOptions{DryRun: p.dryRun, Subresource: q.info.Subresource})
 	if err != nil {
 		q.fail(err)
 		return

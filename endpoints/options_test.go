@@ -1,0 +1,220 @@
+package endpoints
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/miniapi/miniapi/registry"
+)
+
+// gizmoType has a schema: spec.size and spec.tags (a map of strings).
+var gizmoType = registry.Type{
+	Group: "example.com", Version: "v1", Kind: "Gizmo", Plural: "gizmos", Namespaced: true,
+	Schema: json.RawMessage(`{"type":"object","properties":{
+		"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},
+		"spec":{"type":"object","properties":{"size":{"type":"integer"},"tags":{"type":"object","additionalProperties":{"type":"string"}}}}}}`),
+}
+
+// warnings returns the text of each Warning header, unquoted.
+func warnings(t *testing.T, r response) []string {
+	t.Helper()
+	var out []string
+	for _, h := range r.header.Values("Warning") {
+		rest, ok := strings.CutPrefix(h, `299 - `)
+		if !ok {
+			t.Fatalf("Warning header %q is not 299 - \"...\"", h)
+		}
+		var s string
+		if err := json.Unmarshal([]byte(rest), &s); err != nil {
+			t.Fatalf("Warning header %q: %v", h, err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestFieldValidation(t *testing.T) {
+	f := newFixture(t)
+	if err := f.reg.Add(gizmoType); err != nil {
+		t.Fatal(err)
+	}
+	f.must(201, "POST", "/api/v1/namespaces", `{"metadata":{"name":"fv"}}`)
+	coll := "/apis/example.com/v1/namespaces/fv/gizmos"
+	body := `{"apiVersion":"example.com/v1","kind":"Gizmo","metadata":{"name":"%s"},"spec":{"size":1,"colour":"red","tags":{"a":"1","a":"2"}}}`
+	named := func(n string) string { return strings.Replace(body, "%s", n, 1) }
+
+	t.Run("Strict", func(t *testing.T) {
+		st := f.status(f.do("POST", coll+"?fieldValidation=Strict", named("strict")), 400, "BadRequest")
+		want := `Gizmo in version "v1" cannot be handled as a Gizmo: strict decoding error: unknown field "spec.colour", duplicate field "spec.tags.a"`
+		if st["message"] != want {
+			t.Errorf("message\n got %v\nwant %s", st["message"], want)
+		}
+		f.status(f.do("GET", coll+"/strict", nil), 404, "NotFound")
+	})
+	t.Run("Warn is the default", func(t *testing.T) {
+		for _, q := range []string{"?fieldValidation=Warn", ""} {
+			name := "warn" + strings.TrimPrefix(q, "?fieldValidation=")
+			r := f.do("POST", coll+q, named(strings.ToLower(name)))
+			if r.code != 201 {
+				t.Fatalf("POST%s = %d: %s", q, r.code, r.body)
+			}
+			if got, want := warnings(t, r), []string{`unknown field "spec.colour"`, `duplicate field "spec.tags.a"`}; !slices.Equal(got, want) {
+				t.Errorf("POST%s warnings %q, want %q", q, got, want)
+			}
+			// As kube-apiserver, the unknown field is dropped and the last
+			// duplicate kept.
+			if got := field(r.obj(t), "spec"); !jsonEqual(t, got, `{"size":1,"tags":{"a":"2"}}`) {
+				t.Errorf("stored spec %v", got)
+			}
+		}
+	})
+	t.Run("Ignore", func(t *testing.T) {
+		r := f.do("POST", coll+"?fieldValidation=Ignore", named("ignore"))
+		if r.code != 201 || len(r.header.Values("Warning")) != 0 {
+			t.Fatalf("POST = %d, warnings %q: %s", r.code, r.header.Values("Warning"), r.body)
+		}
+		if got := field(r.obj(t), "spec"); !jsonEqual(t, got, `{"size":1,"tags":{"a":"2"}}`) {
+			t.Errorf("stored spec %v", got)
+		}
+	})
+	t.Run("update", func(t *testing.T) {
+		r := f.do("PUT", coll+"/ignore?fieldValidation=Strict", `{"metadata":{"name":"ignore"},"spec":{"size":2},"status":{}}`)
+		st := f.status(r, 400, "BadRequest")
+		if !strings.HasSuffix(st["message"].(string), `strict decoding error: unknown field "status"`) {
+			t.Errorf("message %v", st["message"])
+		}
+	})
+	t.Run("YAML duplicates", func(t *testing.T) {
+		yml := "metadata:\n  name: yaml\nspec:\n  size: 1\n  size: 2\n"
+		r := f.do("POST", coll, yml, "Content-Type", "application/yaml")
+		if r.code != 201 {
+			t.Fatalf("POST = %d: %s", r.code, r.body)
+		}
+		if got, want := warnings(t, r), []string{`line 5: key "size" already set in map`}; !slices.Equal(got, want) {
+			t.Errorf("warnings %q, want %q", got, want)
+		}
+	})
+	t.Run("merge patch", func(t *testing.T) {
+		st := f.status(f.do("PATCH", coll+"/ignore?fieldValidation=Strict", `{"spec":{"weight":3}}`, "Content-Type", "application/merge-patch+json"), 422, "Invalid")
+		if msg := st["message"].(string); !strings.HasPrefix(msg, ` "" is invalid: patch: Invalid value: "{`) || !strings.HasSuffix(msg, `": strict decoding error: unknown field "spec.weight"`) {
+			t.Errorf("message %s", msg)
+		}
+		r := f.do("PATCH", coll+"/ignore", `{"spec":{"weight":3,"size":4}}`, "Content-Type", "application/merge-patch+json")
+		if r.code != 200 {
+			t.Fatalf("PATCH = %d: %s", r.code, r.body)
+		}
+		if got, want := warnings(t, r), []string{`unknown field "spec.weight"`}; !slices.Equal(got, want) {
+			t.Errorf("warnings %q, want %q", got, want)
+		}
+		if got := field(r.obj(t), "spec"); !jsonEqual(t, got, `{"size":4,"tags":{"a":"2"}}`) {
+			t.Errorf("patched spec %v", got)
+		}
+	})
+	t.Run("json patch", func(t *testing.T) {
+		r := f.do("PATCH", coll+"/ignore", `[{"op":"replace","path":"/spec/size","value":5,"vaule":6}]`, "Content-Type", "application/json-patch+json")
+		if r.code != 200 {
+			t.Fatalf("PATCH = %d: %s", r.code, r.body)
+		}
+		if got, want := warnings(t, r), []string{`json patch unknown field "[0].vaule"`}; !slices.Equal(got, want) {
+			t.Errorf("warnings %q, want %q", got, want)
+		}
+	})
+	t.Run("types without a schema take any field", func(t *testing.T) {
+		r := f.do("POST", "/apis/example.com/v1/namespaces/fv/widgets?fieldValidation=Strict", `{"metadata":{"name":"w"},"spec":{"anything":1}}`)
+		if r.code != 201 || len(r.header.Values("Warning")) != 0 {
+			t.Fatalf("POST = %d, warnings %q: %s", r.code, r.header.Values("Warning"), r.body)
+		}
+		// Duplicates are still found, and metadata is still ObjectMeta.
+		st := f.status(f.do("POST", "/apis/example.com/v1/namespaces/fv/widgets?fieldValidation=Strict", `{"metadata":{"name":"w2","nmae":"x"},"spec":{"a":1,"a":2}}`), 400, "BadRequest")
+		if !strings.HasSuffix(st["message"].(string), `strict decoding error: unknown field "metadata.nmae", duplicate field "spec.a"`) {
+			t.Errorf("message %v", st["message"])
+		}
+	})
+}
+
+func TestWriteOptionValidation(t *testing.T) {
+	f := newFixture(t)
+	f.must(201, "POST", "/api/v1/namespaces", `{"metadata":{"name":"wo"}}`)
+	cms := "/api/v1/namespaces/wo/configmaps"
+	cm := `{"metadata":{"name":"a"}}`
+
+	st := f.status(f.do("POST", cms+"?fieldValidation=strict", cm), 422, "Invalid")
+	if want := `CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "strict": supported values: "", "Ignore", "Strict", "Warn"`; st["message"] != want {
+		t.Errorf("message\n got %v\nwant %s", st["message"], want)
+	}
+	st = f.status(f.do("POST", cms+"?fieldManager="+strings.Repeat("m", 129), cm), 422, "Invalid")
+	if !strings.Contains(st["message"].(string), "fieldManager: Too long: may not be more than 128 bytes") {
+		t.Errorf("message %v", st["message"])
+	}
+	f.status(f.do("POST", cms+"?fieldManager=a%07b", cm), 422, "Invalid")
+
+	r := f.do("POST", cms+"?fieldManager=kubectl-create", cm)
+	if r.code != 201 {
+		t.Fatalf("POST = %d: %s", r.code, r.body)
+	}
+	if got, want := warnings(t, r), []string{`fieldManager "kubectl-create" is accepted but not recorded: miniapi does not track managedFields`}; !slices.Equal(got, want) {
+		t.Errorf("warnings %q, want %q", got, want)
+	}
+	st = f.status(f.do("PATCH", cms+"/a?force=true", `{}`, "Content-Type", "application/merge-patch+json"), 422, "Invalid")
+	if want := `PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch`; st["message"] != want {
+		t.Errorf("message\n got %v\nwant %s", st["message"], want)
+	}
+	f.status(f.do("PATCH", cms+"/a", `{}`, "Content-Type", "application/apply-patch+yaml"), 415, "UnsupportedMediaType")
+}
+
+func TestIgnoredParamsWarn(t *testing.T) {
+	f := newFixture(t)
+	f.must(201, "POST", "/api/v1/namespaces", `{"metadata":{"name":"ip"}}`)
+	cms := "/api/v1/namespaces/ip/configmaps"
+	for _, n := range []string{"a", "b", "c"} {
+		f.must(201, "POST", cms, `{"metadata":{"name":"`+n+`"}}`)
+	}
+	tests := []struct {
+		name, method, path, body, want string
+	}{
+		{"gracePeriodSeconds in the query", "DELETE", cms + "/a?gracePeriodSeconds=30", "", "gracePeriodSeconds has no effect"},
+		{"gracePeriodSeconds in the body", "DELETE", cms + "/b", `{"gracePeriodSeconds":0}`, "gracePeriodSeconds has no effect"},
+		{"timeout", "GET", cms + "?timeout=5s", "", "timeout=5s is ignored"},
+		{"limit on a collection delete", "DELETE", cms + "?limit=1", "", "limit and continue have no effect on a collection delete"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var body any
+			if tc.body != "" {
+				body = tc.body
+			}
+			r := f.do(tc.method, tc.path, body)
+			if r.code != http.StatusOK {
+				t.Fatalf("%s %s = %d: %s", tc.method, tc.path, r.code, r.body)
+			}
+			w := warnings(t, r)
+			if len(w) != 1 || !strings.HasPrefix(w[0], tc.want) {
+				t.Errorf("warnings %q, want one starting %q", w, tc.want)
+			}
+		})
+	}
+	f.status(f.do("DELETE", cms+"/c?gracePeriodSeconds=soon", nil), 400, "BadRequest")
+	st := f.status(f.do("DELETE", cms+"/c?orphanDependents=true&propagationPolicy=Background", nil), 422, "Invalid")
+	if !strings.Contains(st["message"].(string), "orphanDependents and deletionPropagation cannot be both set") {
+		t.Errorf("message %v", st["message"])
+	}
+	// A plain request has no warnings.
+	if r := f.do("GET", cms, nil); len(r.header.Values("Warning")) != 0 {
+		t.Errorf("plain list has warnings %q", r.header.Values("Warning"))
+	}
+}
+
+// jsonEqual compares a decoded JSON value with JSON text.
+func jsonEqual(t *testing.T, got any, want string) bool {
+	t.Helper()
+	var w any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(got)
+	b, _ := json.Marshal(w)
+	return string(a) == string(b)
+}
