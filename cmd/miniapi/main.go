@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -32,6 +33,11 @@ type options struct {
 	cfg      server.Config
 	logLevel string
 	etcdLogs bool
+	// kubeconfigOut is where to write the kubeconfig; "" means
+	// server.DefaultKubeconfigPath.
+	kubeconfigOut string
+	// dataDirSet is true when --data-dir was given, not defaulted.
+	dataDirSet bool
 }
 
 func newCommand() *cobra.Command {
@@ -48,6 +54,7 @@ default, or an external cluster with --etcd-servers.`,
 		SilenceErrors: true,
 		Version:       endpoints.Version,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.dataDirSet = cmd.Flags().Changed("data-dir")
 			err := run(cmd.Context(), o)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "miniapi:", err)
@@ -69,6 +76,7 @@ default, or an external cluster with --etcd-servers.`,
 	f.StringVar(&o.cfg.ResourcesFile, "resources", "", "YAML file declaring extra resource types to serve (see README)")
 	f.DurationVar(&o.cfg.CompactionInterval, "etcd-compaction-interval", server.DefaultCompactionInterval, "how often to compact etcd's history, keeping one interval of it (0 or less: never)")
 	f.IntVar(&o.cfg.WatchCacheSize, "watch-cache-size", 0, "events of history each type's watch cache keeps for watches from a resourceVersion (0: sized to cover at least 75 seconds)")
+	f.StringVar(&o.kubeconfigOut, "kubeconfig-out", "", "write a kubeconfig for this server to this file (default: kubeconfig in --data-dir; with --etcd-servers and no --data-dir, miniapi-<port>.kubeconfig in the working directory)")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug (one line per request), info, warn or error")
 	f.BoolVar(&o.etcdLogs, "etcd-logs", false, "show the embedded etcd's own logs")
 	return cmd
@@ -97,7 +105,16 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	// The kubeconfig exists before the first line announces the server,
+	// so whoever reads that line can use it at once.
+	kubeconfig, err := writeKubeconfig(srv, o)
+	if err != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return errors.Join(err, srv.Shutdown(sctx))
+	}
 	fmt.Printf("miniapi %s serving on %s\n", endpoints.Version, srv.URL())
+	fmt.Printf("kubeconfig written to %s\n", kubeconfig)
 	<-ctx.Done()
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -107,4 +124,18 @@ func run(ctx context.Context, o options) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// writeKubeconfig writes the server's kubeconfig where --kubeconfig-out
+// says, or to the default place, and returns its absolute path.
+func writeKubeconfig(srv *server.Server, o options) (string, error) {
+	path := o.kubeconfigOut
+	if path == "" {
+		dataDir := o.cfg.DataDir
+		if len(o.cfg.EtcdServers) > 0 && !o.dataDirSet {
+			dataDir = "" // the default data directory is not used: no embedded etcd
+		}
+		path = server.DefaultKubeconfigPath(dataDir, srv.URL())
+	}
+	return srv.WriteKubeconfig(path)
 }
