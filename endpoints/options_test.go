@@ -177,7 +177,6 @@ func TestIgnoredParamsWarn(t *testing.T) {
 	}{
 		{"gracePeriodSeconds in the query", "DELETE", cms + "/a?gracePeriodSeconds=30", "", "gracePeriodSeconds has no effect"},
 		{"gracePeriodSeconds in the body", "DELETE", cms + "/b", `{"gracePeriodSeconds":0}`, "gracePeriodSeconds has no effect"},
-		{"timeout", "GET", cms + "?timeout=5s", "", "timeout=5s is ignored"},
 		{"limit on a collection delete", "DELETE", cms + "?limit=1", "", "limit and continue have no effect on a collection delete"},
 	}
 	for _, tc := range tests {
@@ -201,10 +200,28 @@ func TestIgnoredParamsWarn(t *testing.T) {
 	if !strings.Contains(st["message"].(string), "orphanDependents and deletionPropagation cannot be both set") {
 		t.Errorf("message %v", st["message"])
 	}
-	// A plain request has no warnings.
-	if r := f.do("GET", cms, nil); len(r.header.Values("Warning")) != 0 {
-		t.Errorf("plain list has warnings %q", r.header.Values("Warning"))
+	// A plain request has no warnings, nor one with a timeout, which is
+	// honoured.
+	for _, q := range []string{"", "?timeout=30s"} {
+		if r := f.do("GET", cms+q, nil); r.code != 200 || len(r.header.Values("Warning")) != 0 {
+			t.Errorf("GET %s = %d, warnings %q", cms+q, r.code, r.header.Values("Warning"))
+		}
 	}
+}
+
+func TestRequestTimeout(t *testing.T) {
+	f := newFixture(t)
+	f.must(201, "POST", "/api/v1/namespaces", `{"metadata":{"name":"to"}}`)
+	cms := "/api/v1/namespaces/to/configmaps"
+	f.status(f.do("GET", cms+"?timeout=soon", nil), 400, "BadRequest")
+	// A timeout that has passed before the write reaches etcd: 504, and
+	// nothing stored.
+	st := f.status(f.do("POST", cms+"?timeout=1ns", `{"metadata":{"name":"late"}}`), 504, "Timeout")
+	if st["message"] != "request did not complete within requested timeout - context deadline exceeded" {
+		t.Errorf("message %v", st["message"])
+	}
+	f.status(f.do("GET", cms+"/late", nil), 404, "NotFound")
+	f.must(201, "POST", cms+"?timeout=30s", `{"metadata":{"name":"in-time"}}`)
 }
 
 // jsonEqual compares a decoded JSON value with JSON text.

@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -90,9 +92,20 @@ func (h *Handler) ServeResource(w http.ResponseWriter, r *http.Request, info Req
 		return
 	}
 	w, r = withWarnings(w, r)
-	req := &request{h: h, w: w, r: r, info: info, store: res.Store, t: t}
 	watch := info.Watch || (info.Name == "" && r.Method == http.MethodGet && isWatch(r))
-	warnIgnoredParams(r.Context(), r, watch)
+	if !watch {
+		// Watches end by timeoutSeconds; any other request may be bounded
+		// by ?timeout=, as in kube-apiserver.
+		ctx, cancel, err := requestDeadline(r)
+		if err != nil {
+			writeError(w, r, h.log, err)
+			return
+		}
+		defer cancel()
+		r = r.WithContext(ctx)
+	}
+	warnIgnoredParams(r.Context(), r)
+	req := &request{h: h, w: w, r: r, info: info, store: res.Store, t: t}
 	switch {
 	case watch:
 		req.watch()
@@ -115,7 +128,14 @@ type request struct {
 	t     *registry.Type
 }
 
-func (q *request) fail(err error) { writeError(q.w, q.r, q.h.log, err) }
+func (q *request) fail(err error) {
+	if errors.Is(q.r.Context().Err(), context.DeadlineExceeded) {
+		// The client's ?timeout= ran out: whatever failed, the answer is
+		// kube-apiserver's 504.
+		err = api.NewTimeout("request did not complete within requested timeout - context deadline exceeded", 0)
+	}
+	writeError(q.w, q.r, q.h.log, err)
+}
 
 func (q *request) notAllowed() {
 	q.w.Header().Set("Allow", "")
