@@ -13,8 +13,9 @@ type statusCarrier interface {
 	Status() api.Status
 }
 
-// writeError answers err as a Status. Errors that carry one are the
-// client's concern; anything else is a server bug, logged and answered 500.
+// writeError answers err as a Status, in JSON, YAML or protobuf as the
+// client accepts. Errors that carry one are the client's concern; anything
+// else is a server bug, logged and answered 500.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var sc statusCarrier
 	if !errors.As(err, &sc) {
@@ -22,16 +23,22 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		sc = api.NewInternalError(err)
 	}
 	st := sc.Status()
-	out, nerr := negotiateOutput(r)
-	if nerr != nil {
-		out = output{mediaType: mediaJSON}
-	}
+	out := negotiateStatus(r)
 	code := int(st.Code)
 	if code == 0 {
 		code = http.StatusInternalServerError
 	}
 	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", itoa(int(st.Details.RetryAfterSeconds)))
+	}
+	if out.mediaType == mediaProtobuf {
+		// Typed clients that asked for protobuf first decode errors as
+		// protobuf Status, as kube-apiserver sends them.
+		if data, err := protoCodecs().status(st); err == nil {
+			writeProtobuf(w, code, data)
+			return
+		}
+		out.mediaType = mediaJSON
 	}
 	writeValue(w, out, code, st)
 }

@@ -92,6 +92,7 @@ func (h *Handler) ServeResource(w http.ResponseWriter, r *http.Request, info Req
 		return
 	}
 	w, r = withWarnings(w, r)
+	r = withResourceType(r, t)
 	watch := info.Watch || (info.Name == "" && r.Method == http.MethodGet && isWatch(r))
 	if !watch {
 		// Watches end by timeoutSeconds; any other request may be bounded

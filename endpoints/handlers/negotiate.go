@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
 	"sigs.k8s.io/yaml"
 )
@@ -22,11 +24,14 @@ const (
 	mediaYAML = "application/yaml"
 )
 
-// acceptedOutputs lists what a client may ask for, for 406 messages.
-var acceptedOutputs = []string{mediaJSON, mediaYAML}
-
-// acceptedInputs lists the body types resources accept, for 415 messages.
-var acceptedInputs = []string{mediaJSON, mediaYAML}
+// acceptedMedia lists the formats a resource is served in, for 406 and
+// 415 messages: JSON and YAML always, protobuf for built-in kinds.
+func acceptedMedia(protobuf bool) []string {
+	if protobuf {
+		return []string{mediaJSON, mediaYAML, mediaProtobuf}
+	}
+	return []string{mediaJSON, mediaYAML}
+}
 
 // The kinds a response may be converted to with the as parameter of an
 // Accept clause (with g=meta.k8s.io and v=v1 or v1beta1).
@@ -53,14 +58,43 @@ func (o output) asAPIVersion() string { return api.MetaGroup + "/" + o.asVersion
 // negotiateOutput picks the response format from the Accept header as
 // kube-apiserver does: clauses in q-value order, the first one miniapi
 // can produce wins. A clause that asks for a conversion (as, g, v) is
-// producible only for the meta.k8s.io kinds in v1 or v1beta1, and Table
-// only as JSON or YAML; anything else is skipped, and nothing producible
-// is 406.
+// producible only for the meta.k8s.io kinds in v1 or v1beta1, Table only
+// as JSON or YAML; protobuf is producible for built-in kinds and for
+// PartialObjectMetadata of any kind. Anything else is skipped, and
+// nothing producible is 406.
 func negotiateOutput(r *http.Request) (output, error) {
+	proto := servesProtobuf(resourceType(r))
+	out, ok := negotiate(r, func(mt, as string) bool {
+		switch {
+		case mt == mediaProtobuf:
+			return as == asPartial || as == asPartialList || (as == "" && proto)
+		case as == asTable:
+			return mt == mediaJSON || mt == mediaYAML
+		}
+		return true
+	})
+	if !ok {
+		return out, api.NewNotAcceptable(acceptedMedia(proto))
+	}
+	return out, nil
+}
+
+// negotiateStatus picks the format of an error's Status as kube-apiserver
+// does: conversions do not apply to a Status, so clauses asking for one
+// are skipped; protobuf is fine (Status has a protobuf form); nothing
+// acceptable falls back to JSON rather than lose the error.
+func negotiateStatus(r *http.Request) output {
+	out, _ := negotiate(r, func(_, as string) bool { return as == "" })
+	return out
+}
+
+// negotiate returns the first Accept clause, in q-value order, that
+// producible accepts, or JSON and false.
+func negotiate(r *http.Request, producible func(mediaType, as string) bool) (output, bool) {
 	out := output{mediaType: mediaJSON, pretty: wantsPretty(r)}
 	accept := r.Header.Get("Accept")
 	if strings.TrimSpace(accept) == "" {
-		return out, nil
+		return out, true
 	}
 	type clause struct {
 		mt     string
@@ -86,20 +120,24 @@ func negotiateOutput(r *http.Request) (output, error) {
 	}
 	sort.SliceStable(clauses, func(a, b int) bool { return clauses[a].q > clauses[b].q })
 	for _, c := range clauses {
+		mt := ""
 		switch c.mt {
 		case mediaJSON, "application/*", "*/*", "application/json-seq":
-			out.mediaType = mediaJSON
+			mt = mediaJSON
 		case mediaYAML, "application/x-yaml", "text/yaml":
-			out.mediaType = mediaYAML
+			mt = mediaYAML
+		case mediaProtobuf:
+			mt = mediaProtobuf
 		default:
 			continue
 		}
-		if as, v, ok := conversion(c.params); ok {
-			out.as, out.asVersion = as, v
-			return out, nil
+		as, v, ok := conversion(c.params)
+		if ok && producible(mt, as) {
+			out.mediaType, out.as, out.asVersion = mt, as, v
+			return out, true
 		}
 	}
-	return output{mediaType: mediaJSON, pretty: out.pretty}, api.NewNotAcceptable(acceptedOutputs)
+	return out, false
 }
 
 // conversion reads the as, g and v parameters of an Accept clause. It
@@ -136,14 +174,19 @@ func wantsPretty(r *http.Request) bool {
 // writeObject answers with one stored object in the negotiated format,
 // converted to a Table or PartialObjectMetadata when the client asked.
 func (q *request) writeObject(out output, code int, obj *storage.Object) {
-	var data []byte
+	proto := out.mediaType == mediaProtobuf
+	data := obj.Data
 	var err error
 	switch out.as {
 	case "":
-		writeJSONBytes(q.w, out, code, obj.Data)
-		return
+		if proto {
+			data, err = protoCodecs().fromJSON(kindOf(q.t), obj.Data)
+		}
 	case asPartial:
 		data, err = encodePartialObject(out.asAPIVersion(), obj.Data)
+		if err == nil && proto {
+			data, err = protoCodecs().partialFromJSON(out.asAPIVersion(), asPartial, data)
+		}
 	case asPartialList:
 		err = notAList()
 	case asTable:
@@ -156,37 +199,55 @@ func (q *request) writeObject(out output, code int, obj *storage.Object) {
 		q.fail(err)
 		return
 	}
-	writeJSONBytes(q.w, out, code, data)
+	writeEncoded(q.w, out, code, data)
 }
 
 // writeItems answers with a list of stored objects in the negotiated
 // format: the type's <Kind>List, a PartialObjectMetadataList or a Table.
 func (q *request) writeItems(out output, code int, meta api.ListMeta, items []*storage.Object) {
-	var v any
+	proto := out.mediaType == mediaProtobuf
+	var data []byte
 	var err error
 	switch out.as {
 	case "":
-		writeList(q.w, out, code, q.t.APIVersion(), q.t.ListKind, meta, items)
-		return
+		if !proto {
+			writeList(q.w, out, code, q.t.APIVersion(), q.t.ListKind, meta, items)
+			return
+		}
+		if data, err = encodeItems(q.t.APIVersion(), q.t.ListKind, meta, items); err == nil {
+			data, err = protoCodecs().fromJSON(listKindOf(q.t), data)
+		}
 	case asPartial:
 		err = aList(q.t.ListKind)
 	case asPartialList:
-		v, err = partialObjectList(out.asAPIVersion(), meta, items)
+		var l *api.PartialObjectMetadataList
+		if l, err = partialObjectList(out.asAPIVersion(), meta, items); err == nil {
+			data, err = json.Marshal(l)
+		}
+		if err == nil && proto {
+			data, err = protoCodecs().partialFromJSON(out.asAPIVersion(), asPartialList, data)
+		}
 	case asTable:
 		var p *tablePrinter
 		if p, err = newTablePrinter(q.t, out, q.r.URL.Query()); err == nil {
-			var data []byte
-			if data, err = p.encodeList(meta, items); err == nil {
-				writeJSONBytes(q.w, out, code, data)
-				return
-			}
+			data, err = p.encodeList(meta, items)
 		}
 	}
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	writeValue(q.w, out, code, v)
+	writeEncoded(q.w, out, code, data)
+}
+
+// writeEncoded writes a response encoded for the negotiated format:
+// protobuf as it is, JSON in the negotiated JSON or YAML form.
+func writeEncoded(w http.ResponseWriter, out output, code int, data []byte) {
+	if out.mediaType == mediaProtobuf {
+		writeProtobuf(w, code, data)
+		return
+	}
+	writeJSONBytes(w, out, code, data)
 }
 
 // writeJSONBytes writes an encoded JSON document in the negotiated format.
@@ -242,14 +303,18 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 }
 
 // bodyToJSON converts a body of the request's Content-Type to JSON. An
-// absent Content-Type is read as JSON.
+// absent Content-Type is read as JSON. Protobuf bodies are read for
+// built-in kinds only (objects and DeleteOptions alike: the body names
+// its kind); for custom types they are 415, as in kube-apiserver.
 func bodyToJSON(r *http.Request, body []byte) ([]byte, error) {
+	t := resourceType(r)
+	proto := servesProtobuf(t)
 	ct := r.Header.Get("Content-Type")
 	mt := mediaJSON
 	if ct != "" {
 		var err error
 		if mt, _, err = mime.ParseMediaType(ct); err != nil {
-			return nil, api.NewUnsupportedMediaType(ct, acceptedInputs)
+			return nil, api.NewUnsupportedMediaType(ct, acceptedMedia(proto))
 		}
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -264,8 +329,29 @@ func bodyToJSON(r *http.Request, body []byte) ([]byte, error) {
 			return nil, api.NewBadRequest(fmt.Sprintf("the body is not valid YAML: %v", err))
 		}
 		return j, nil
+	case mediaProtobuf:
+		if proto {
+			return protoCodecs().toJSON(t, body)
+		}
 	}
-	return nil, api.NewUnsupportedMediaType(ct, acceptedInputs)
+	return nil, api.NewUnsupportedMediaType(ct, acceptedMedia(proto))
+}
+
+// resourceTypeKey is the context key of the resource type a request
+// addresses.
+type resourceTypeKey struct{}
+
+// withResourceType records the type a request addresses, so negotiation
+// (including writeError's, which sees only the request) knows whether it
+// is served in protobuf.
+func withResourceType(r *http.Request, t *registry.Type) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), resourceTypeKey{}, t))
+}
+
+// resourceType returns the type recorded by withResourceType, or nil.
+func resourceType(r *http.Request) *registry.Type {
+	t, _ := r.Context().Value(resourceTypeKey{}).(*registry.Type)
+	return t
 }
 
 // decodeObject reads the request body as one object.

@@ -3,45 +3,70 @@ package handlers
 import (
 	"net/http/httptest"
 	"testing"
+
+	"github.com/miniapi/miniapi/registry"
 )
+
+// Types negotiation sees: a built-in kind served in protobuf, and a
+// custom one that is not.
+var (
+	builtinKind = &registry.Type{Version: "v1", Kind: "ConfigMap", ListKind: "ConfigMapList", Plural: "configmaps"}
+	customKind  = &registry.Type{Group: "example.com", Version: "v1", Kind: "Widget", ListKind: "WidgetList", Plural: "widgets"}
+)
+
+// metadataClientAccept is what client-go's metadata client sends for lists.
+const metadataClientAccept = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 
 func TestNegotiateOutput(t *testing.T) {
 	cases := []struct {
 		accept string
 		want   string // "" means 406
 		as     string
+		t      *registry.Type
 	}{
-		{"", mediaJSON, ""},
-		{"application/json", mediaJSON, ""},
-		{"*/*", mediaJSON, ""},
-		{"application/yaml", mediaYAML, ""},
-		{"application/vnd.kubernetes.protobuf, application/json", mediaJSON, ""},
-		{"application/vnd.kubernetes.protobuf", "", ""},
-		{"application/json;q=0.5, application/yaml", mediaYAML, ""},
-		{"application/json;as=Table;v=v1;g=meta.k8s.io, application/json", mediaJSON, "Table v1"},
-		{"application/json;as=Table;v=v1;g=meta.k8s.io", mediaJSON, "Table v1"},
-		{"application/json;as=Table;v=v1beta1;g=meta.k8s.io", mediaJSON, "Table v1beta1"},
-		{"application/yaml;as=Table;v=v1;g=meta.k8s.io", mediaYAML, "Table v1"},
+		{"", mediaJSON, "", nil},
+		{"application/json", mediaJSON, "", nil},
+		{"*/*", mediaJSON, "", nil},
+		{"application/yaml", mediaYAML, "", nil},
+		{"application/vnd.kubernetes.protobuf, application/json", mediaJSON, "", nil},
+		{"application/vnd.kubernetes.protobuf", "", "", nil},
+		{"application/json;q=0.5, application/yaml", mediaYAML, "", nil},
+		{"application/json;as=Table;v=v1;g=meta.k8s.io, application/json", mediaJSON, "Table v1", nil},
+		{"application/json;as=Table;v=v1;g=meta.k8s.io", mediaJSON, "Table v1", nil},
+		{"application/json;as=Table;v=v1beta1;g=meta.k8s.io", mediaJSON, "Table v1beta1", nil},
+		{"application/yaml;as=Table;v=v1;g=meta.k8s.io", mediaYAML, "Table v1", nil},
 		// kubectl get's header.
-		{"application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json", mediaJSON, "Table v1"},
-		// client-go's metadata client: protobuf is skipped, the JSON
-		// conversion wins over plain JSON.
-		{"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json", mediaJSON, "PartialObjectMetadataList v1"},
-		{"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1", mediaJSON, "PartialObjectMetadata v1beta1"},
+		{"application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json", mediaJSON, "Table v1", nil},
+		// client-go's metadata client gets protobuf PartialObjectMetadata
+		// for any type.
+		{metadataClientAccept, mediaProtobuf, "PartialObjectMetadataList v1", builtinKind},
+		{metadataClientAccept, mediaProtobuf, "PartialObjectMetadataList v1", customKind},
+		// Typed clients get protobuf for built-in kinds only.
+		{"application/vnd.kubernetes.protobuf, application/json", mediaProtobuf, "", builtinKind},
+		{"application/vnd.kubernetes.protobuf", mediaProtobuf, "", builtinKind},
+		{"application/json, application/vnd.kubernetes.protobuf", mediaJSON, "", builtinKind},
+		{"application/vnd.kubernetes.protobuf, application/json", mediaJSON, "", customKind},
+		{"application/vnd.kubernetes.protobuf", "", "", customKind},
+		// Tables are never protobuf.
+		{"application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io, application/json", mediaJSON, "", builtinKind},
+		{"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1", mediaJSON, "PartialObjectMetadata v1beta1", nil},
 		// Unknown conversions are skipped, as kube-apiserver skips them.
-		{"application/json;as=Pod;v=v1;g=meta.k8s.io", "", ""},
-		{"application/json;as=Table;v=v2;g=meta.k8s.io", "", ""},
-		{"application/json;as=Table;v=v1;g=example.com", "", ""},
-		{"application/json;g=meta.k8s.io", "", ""},
-		{"application/json;as=Bogus;v=v1;g=meta.k8s.io, application/yaml", mediaYAML, ""},
-		{"text/html", "", ""},
-		{"application/json;q=0", "", ""},
+		{"application/json;as=Pod;v=v1;g=meta.k8s.io", "", "", nil},
+		{"application/json;as=Table;v=v2;g=meta.k8s.io", "", "", nil},
+		{"application/json;as=Table;v=v1;g=example.com", "", "", nil},
+		{"application/json;g=meta.k8s.io", "", "", nil},
+		{"application/json;as=Bogus;v=v1;g=meta.k8s.io, application/yaml", mediaYAML, "", nil},
+		{"text/html", "", "", nil},
+		{"application/json;q=0", "", "", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.accept, func(t *testing.T) {
 			r := httptest.NewRequest("GET", "/api/v1/configmaps", nil)
 			if tc.accept != "" {
 				r.Header.Set("Accept", tc.accept)
+			}
+			if tc.t != nil {
+				r = withResourceType(r, tc.t)
 			}
 			out, err := negotiateOutput(r)
 			if tc.want == "" {
@@ -61,6 +86,26 @@ func TestNegotiateOutput(t *testing.T) {
 				t.Fatalf("conversion %q, want %q", as, tc.as)
 			}
 		})
+	}
+}
+
+func TestNegotiateStatus(t *testing.T) {
+	cases := []struct{ accept, want string }{
+		{"", mediaJSON},
+		{"application/vnd.kubernetes.protobuf, application/json", mediaProtobuf},
+		{"application/yaml", mediaYAML},
+		// Conversions do not apply to a Status.
+		{metadataClientAccept, mediaJSON},
+		{"application/json;as=Table;v=v1;g=meta.k8s.io", mediaJSON},
+		// Nothing acceptable still gets the error, as JSON.
+		{"text/html", mediaJSON},
+	}
+	for _, tc := range cases {
+		r := httptest.NewRequest("GET", "/api/v1/configmaps", nil)
+		r.Header.Set("Accept", tc.accept)
+		if got := negotiateStatus(r).mediaType; got != tc.want {
+			t.Errorf("Accept %q: Status as %s, want %s", tc.accept, got, tc.want)
+		}
 	}
 }
 

@@ -72,6 +72,9 @@ func (q *request) watch() {
 	defer w.Stop()
 	frames := newFrameEncoder(q.t, p.ResourceVersion)
 	frames.convert = convert
+	if out.mediaType == mediaProtobuf {
+		frames.proto = &out
+	}
 	if isWebSocket(q.r) {
 		serveWebSocketWatch(ctx, q.w, q.r, w, frames, q.h.shutdownWatches)
 		return
@@ -134,7 +137,7 @@ func serveHTTPWatch(ctx context.Context, w http.ResponseWriter, watcher storage.
 	rc := http.NewResponseController(w)
 	// A server-wide write timeout must not cut a long watch short.
 	_ = rc.SetWriteDeadline(time.Time{})
-	w.Header().Set("Content-Type", mediaJSON)
+	w.Header().Set("Content-Type", frames.contentType())
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
 	if rc.Flush() != nil {
@@ -143,13 +146,18 @@ func serveHTTPWatch(ctx context.Context, w http.ResponseWriter, watcher storage.
 	pump(ctx, watcher, &httpSink{w: w, rc: rc, frames: frames}, shutdown)
 }
 
-// frameEncoder turns storage events into WatchEvent frames. Object events
-// reuse the stored bytes as they are: the frame is a fixed prefix, the
-// shared encoding, and a fixed suffix.
+// frameEncoder turns storage events into WatchEvent frames. JSON object
+// events reuse the stored bytes as they are: the frame is a fixed prefix,
+// the shared encoding, and a fixed suffix. Protobuf frames are WatchEvent
+// messages embedding the object in the protobuf envelope.
 type frameEncoder struct {
+	t                *registry.Type
 	apiVersion, kind string
 	requestedRV      string
 	gr               api.GroupResource
+	// proto, when set, is the negotiated protobuf output: frames are
+	// protobuf WatchEvents of the object or its PartialObjectMetadata.
+	proto *output
 	// convert, when set, turns each object (bookmarks included) into what
 	// the client asked for, a Table or PartialObjectMetadata, before it is
 	// framed; ERROR frames carry their Status as it is.
@@ -160,7 +168,7 @@ type frameEncoder struct {
 }
 
 func newFrameEncoder(t *registry.Type, requestedRV string) *frameEncoder {
-	return &frameEncoder{apiVersion: t.APIVersion(), kind: t.Kind, requestedRV: requestedRV, gr: t.GroupResource()}
+	return &frameEncoder{t: t, apiVersion: t.APIVersion(), kind: t.Kind, requestedRV: requestedRV, gr: t.GroupResource()}
 }
 
 var (
@@ -174,11 +182,21 @@ var (
 	frameSuffix = []byte("}\n")
 )
 
-// write writes one frame for ev.
-func (f *frameEncoder) write(w io.Writer, ev storage.Event) error {
+// contentType is the Content-Type of the watch response.
+func (f *frameEncoder) contentType() string {
+	if f.proto != nil {
+		return mediaProtobufWatch
+	}
+	return mediaJSON
+}
+
+// encode returns the frame of ev: a newline-terminated JSON WatchEvent,
+// or a protobuf WatchEvent message without its length prefix. The bytes
+// are valid until the next call.
+func (f *frameEncoder) encode(ev storage.Event) ([]byte, error) {
 	prefix, ok := framePrefixes[ev.Type]
 	if !ok {
-		return fmt.Errorf("handlers: unknown event type %q", ev.Type)
+		return nil, fmt.Errorf("handlers: unknown event type %q", ev.Type)
 	}
 	var obj []byte
 	switch ev.Type {
@@ -192,11 +210,53 @@ func (f *frameEncoder) write(w io.Writer, ev storage.Event) error {
 	if f.convert != nil && ev.Type != storage.ErrorEvent {
 		var err error
 		if obj, err = f.convert(obj); err != nil {
-			return err
+			return nil, err
 		}
 	}
+	if f.proto != nil {
+		embedded, err := f.protoObject(ev, obj)
+		if err != nil {
+			return nil, err
+		}
+		return protoWatchEvent(string(ev.Type), embedded)
+	}
 	f.buf = append(append(append(f.buf[:0], prefix...), obj...), frameSuffix...)
-	_, err := w.Write(f.buf)
+	return f.buf, nil
+}
+
+// protoObject encodes the object of a protobuf frame: obj is its JSON
+// (after any conversion), the Status for ERROR events. Stored objects
+// sent as they are come from the shared cache, encoded once per event.
+func (f *frameEncoder) protoObject(ev storage.Event, obj []byte) ([]byte, error) {
+	c := protoCodecs()
+	switch {
+	case ev.Type == storage.ErrorEvent:
+		var st api.Status
+		if err := json.Unmarshal(obj, &st); err != nil {
+			return nil, err
+		}
+		return c.status(st)
+	case f.proto.as == asPartial:
+		return c.partialFromJSON(f.proto.asAPIVersion(), asPartial, obj)
+	case ev.Type == storage.Bookmark || f.convert != nil:
+		// Bookmarks are made per watcher; nothing to share.
+		return c.fromJSON(kindOf(f.t), obj)
+	}
+	return sharedProtoObjects.get(ev.Object, func() ([]byte, error) { return c.fromJSON(kindOf(f.t), obj) })
+}
+
+// write writes one frame for ev to a byte stream; protobuf frames are
+// length-prefixed there.
+func (f *frameEncoder) write(w io.Writer, ev storage.Event) error {
+	frame, err := f.encode(ev)
+	if err != nil {
+		return err
+	}
+	if f.proto != nil {
+		f.buf = appendLengthPrefix(f.buf[:0], frame)
+		frame = f.buf
+	}
+	_, err = w.Write(frame)
 	return err
 }
 

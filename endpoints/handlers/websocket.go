@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -18,20 +17,23 @@ func isWebSocket(r *http.Request) bool {
 		strings.Contains(strings.ToLower(r.Header.Get("Connection")), "upgrade")
 }
 
-// wsSink sends each event as one text message, as kube-apiserver does for
-// JSON watches over WebSocket.
+// wsSink sends each event as one message, as kube-apiserver does: a text
+// message for JSON, a binary one (with no length prefix: the message has
+// its own length) for protobuf.
 type wsSink struct {
 	ws     *websocket.Conn
 	frames *frameEncoder
-	buf    bytes.Buffer
 }
 
 func (s *wsSink) write(ev storage.Event) error {
-	s.buf.Reset()
-	if err := s.frames.write(&s.buf, ev); err != nil {
+	frame, err := s.frames.encode(ev)
+	if err != nil {
 		return err
 	}
-	return websocket.Message.Send(s.ws, s.buf.String())
+	if s.frames.proto != nil {
+		return websocket.Message.Send(s.ws, frame)
+	}
+	return websocket.Message.Send(s.ws, string(frame))
 }
 
 // flush is a no-op: every message is sent whole.
