@@ -27,6 +27,8 @@ func configMapType() Type {
 		ShortNames:     []string{"cm"},
 		Namespaced:     true,
 		PrinterColumns: []PrinterColumn{ageColumn},
+		Schema:         configMapSchema(),
+		Description:    configMapDescription,
 		Strategy:       configMapStrategy{},
 	}
 }
@@ -155,7 +157,9 @@ func secretType() Type {
 			{Name: "Type", Type: "string", JSONPath: ".type", Description: "The type of the secret"},
 			ageColumn,
 		},
-		Strategy: secretStrategy{},
+		Schema:      secretSchema(),
+		Description: secretDescription,
+		Strategy:    secretStrategy{},
 	}
 }
 

@@ -48,7 +48,9 @@ func eventType() Type {
 			{Name: "Object", Type: "string", JSONPath: ".involvedObject.name"},
 			{Name: "Message", Type: "string", JSONPath: ".message"},
 		},
-		Strategy: eventStrategy{},
+		Schema:      eventSchema(),
+		Description: eventDescription,
+		Strategy:    eventStrategy{},
 	}
 }
 

@@ -25,7 +25,9 @@ func leaseType() Type {
 			{Name: "Holder", Type: "string", JSONPath: ".spec.holderIdentity", Description: "The holder of the lease"},
 			ageColumn,
 		},
-		Strategy: leaseStrategy{},
+		Schema:      leaseSchema(),
+		Description: leaseDescription,
+		Strategy:    leaseStrategy{},
 	}
 }
 

@@ -33,7 +33,9 @@ func namespaceType() Type {
 			{Name: "Status", Type: "string", JSONPath: ".status.phase", Description: "The status of the namespace"},
 			ageColumn,
 		},
-		Strategy: namespaceStrategy{},
+		Schema:      namespaceSchema(),
+		Description: namespaceDescription,
+		Strategy:    namespaceStrategy{},
 	}
 }
 
