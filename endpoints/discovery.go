@@ -1,14 +1,21 @@
 package endpoints
 
 import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"slices"
+	"sync/atomic"
 
 	"github.com/miniapi/miniapi/registry"
+	"k8s.io/apimachinery/pkg/version"
 )
 
-// Discovery documents, with Kubernetes' field names.
+// Legacy (unaggregated) discovery documents, with Kubernetes' field names:
+// /api is APIVersions, /apis APIGroupList, /apis/<g> APIGroup, and
+// /api/<v> and /apis/<g>/<v> APIResourceList.
 type apiVersions struct {
 	Kind                       string         `json:"kind"`
 	Versions                   []string       `json:"versions"`
@@ -40,13 +47,14 @@ type apiGroupList struct {
 }
 
 type apiResource struct {
-	Name         string   `json:"name"`
-	SingularName string   `json:"singularName"`
-	Namespaced   bool     `json:"namespaced"`
-	Kind         string   `json:"kind"`
-	Verbs        []string `json:"verbs"`
-	ShortNames   []string `json:"shortNames,omitempty"`
-	Categories   []string `json:"categories,omitempty"`
+	Name               string   `json:"name"`
+	SingularName       string   `json:"singularName"`
+	Namespaced         bool     `json:"namespaced"`
+	Kind               string   `json:"kind"`
+	Verbs              []string `json:"verbs"`
+	ShortNames         []string `json:"shortNames,omitempty"`
+	Categories         []string `json:"categories,omitempty"`
+	StorageVersionHash string   `json:"storageVersionHash,omitempty"`
 }
 
 type apiResourceList struct {
@@ -56,68 +64,153 @@ type apiResourceList struct {
 	Resources    []apiResource `json:"resources"`
 }
 
+// The verbs every served resource and its /status subresource support:
+// the handlers implement each verb once for all types.
 var (
 	resourceVerbs    = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 	subresourceVerbs = []string{"get", "patch", "update"}
 )
 
-// groups returns the served API groups other than core, each with its
-// versions, from one registry snapshot.
-func groups(snap *registry.Snapshot) []apiGroup {
-	byName := map[string]*apiGroup{}
-	var order []string
-	for _, res := range snap.Resources() {
-		t := res.Type
-		if t.Group == "" {
-			continue
+// servedGroup is one API group of a snapshot: its name ("" for core) and
+// its versions, preferred first, each with its resources.
+type servedGroup struct {
+	name     string
+	versions []servedVersion
+}
+
+type servedVersion struct {
+	version   string
+	resources []*registry.Resource // ordered by plural
+}
+
+// servedGroups groups a snapshot's resources by group and version:
+// groups by name (core first), versions in Kubernetes' preference order
+// (v2 > v1 > v1beta2 > v1beta1 > v1alpha1 > anything else).
+func servedGroups(snap *registry.Snapshot) []servedGroup {
+	var out []servedGroup
+	for _, res := range snap.Resources() { // ordered by group, version, plural
+		t := &res.Type
+		if len(out) == 0 || out[len(out)-1].name != t.Group {
+			out = append(out, servedGroup{name: t.Group})
 		}
-		g, ok := byName[t.Group]
-		if !ok {
-			g = &apiGroup{Name: t.Group}
-			byName[t.Group] = g
-			order = append(order, t.Group)
+		g := &out[len(out)-1]
+		if len(g.versions) == 0 || g.versions[len(g.versions)-1].version != t.Version {
+			g.versions = append(g.versions, servedVersion{version: t.Version})
 		}
-		gv := groupVersion{GroupVersion: t.APIVersion(), Version: t.Version}
-		if !slices.Contains(g.Versions, gv) {
-			g.Versions = append(g.Versions, gv)
-		}
+		v := &g.versions[len(g.versions)-1]
+		v.resources = append(v.resources, res)
 	}
-	out := make([]apiGroup, 0, len(order))
-	for _, name := range order {
-		g := byName[name]
-		g.PreferredVersion = g.Versions[0]
-		out = append(out, *g)
+	for i := range out {
+		slices.SortStableFunc(out[i].versions, func(a, b servedVersion) int {
+			return -version.CompareKubeAwareVersionStrings(a.version, b.version)
+		})
 	}
+	slices.SortStableFunc(out, func(a, b servedGroup) int { return cmp.Compare(a.name, b.name) })
 	return out
 }
 
-// resourceList is the APIResourceList of one group version, or false when
-// nothing is served there.
-func resourceList(snap *registry.Snapshot, group, version string) (apiResourceList, bool) {
-	gv := version
-	if group != "" {
-		gv = group + "/" + version
+// groupVersionString is "v1" for the core group, "group/version" otherwise.
+func groupVersionString(group, version string) string {
+	if group == "" {
+		return version
 	}
-	list := apiResourceList{Kind: "APIResourceList", APIVersion: "v1", GroupVersion: gv, Resources: []apiResource{}}
-	for _, res := range snap.Resources() {
+	return group + "/" + version
+}
+
+// legacyGroup is the APIGroup document of a non-core group.
+func legacyGroup(g servedGroup) apiGroup {
+	out := apiGroup{Name: g.name}
+	for _, v := range g.versions {
+		out.Versions = append(out.Versions, groupVersion{GroupVersion: groupVersionString(g.name, v.version), Version: v.version})
+	}
+	out.PreferredVersion = out.Versions[0]
+	return out
+}
+
+// legacyResourceList is the APIResourceList of one group version: each
+// resource, followed by its status subresource when it has one.
+func legacyResourceList(group string, v servedVersion) apiResourceList {
+	list := apiResourceList{Kind: "APIResourceList", APIVersion: "v1", GroupVersion: groupVersionString(group, v.version), Resources: []apiResource{}}
+	for _, res := range v.resources {
 		t := &res.Type
-		if t.Group != group || t.Version != version {
-			continue
-		}
 		list.Resources = append(list.Resources, apiResource{
 			Name: t.Plural, SingularName: t.Singular, Namespaced: t.Namespaced, Kind: t.Kind,
 			Verbs: resourceVerbs, ShortNames: t.ShortNames, Categories: t.Categories,
+			StorageVersionHash: storageVersionHash(t.Group, t.Version, t.Kind),
 		})
 		if registry.HasStatus(t) {
 			list.Resources = append(list.Resources, apiResource{
-				Name: t.Plural + "/status", Namespaced: t.Namespaced, Kind: t.Kind, Verbs: subresourceVerbs,
+				Name: t.Plural + "/" + registry.SubresourceStatus, Namespaced: t.Namespaced, Kind: t.Kind, Verbs: subresourceVerbs,
 			})
 		}
 	}
-	return list, len(list.Resources) > 0
+	return list
 }
 
-// writeDiscovery writes a discovery document as JSON.
+// storageVersionHash identifies the version objects are stored in, for
+// storage migration tools: as kube-apiserver computes it, the first 8
+// bytes of the SHA-256 of "group/version/kind", base64-encoded. miniapi
+// stores each type in its one served version.
+func storageVersionHash(group, version, kind string) string {
+	sum := sha256.Sum256([]byte(group + "/" + version + "/" + kind))
+	return base64.StdEncoding.EncodeToString(sum[:8])
+}
+
+// discoveryDocs are the discovery documents of one registry snapshot,
+// built once and served until the registry changes.
+type discoveryDocs struct {
+	snap *registry.Snapshot
+	// groups are the non-core groups, for /apis and /apis/<g>.
+	groups []apiGroup
+	// lists are the APIResourceLists by group version ("v1", "g/v").
+	lists map[string]apiResourceList
+	// core and apis are the aggregated documents of /api and /apis.
+	core, apis encodedDoc
+}
+
+// encodedDoc is an encoded document and its entity tag.
+type encodedDoc struct {
+	body []byte
+	etag string // quoted
+}
+
+// discoveryCache holds the documents of the latest snapshot asked for.
+// Snapshots are immutable and every registry change publishes a new one,
+// so comparing pointers is enough to know the documents are current.
+type discoveryCache struct {
+	cur atomic.Pointer[discoveryDocs]
+}
+
+// docs returns the documents of snap, building them if the cache holds
+// another snapshot's. Concurrent callers may build twice; both results
+// are the same.
+func (c *discoveryCache) docs(snap *registry.Snapshot) *discoveryDocs {
+	if d := c.cur.Load(); d != nil && d.snap == snap {
+		return d
+	}
+	d := buildDiscovery(snap)
+	c.cur.Store(d)
+	return d
+}
+
+func buildDiscovery(snap *registry.Snapshot) *discoveryDocs {
+	d := &discoveryDocs{snap: snap, lists: map[string]apiResourceList{}, groups: []apiGroup{}}
+	served := servedGroups(snap)
+	for _, g := range served {
+		if g.name != "" {
+			d.groups = append(d.groups, legacyGroup(g))
+		}
+		for _, v := range g.versions {
+			d.lists[groupVersionString(g.name, v.version)] = legacyResourceList(g.name, v)
+		}
+	}
+	d.core, d.apis = aggregatedDocs(served)
+	return d
+}
+
+// writeDiscovery writes a legacy discovery document as JSON. /api and
+// /apis answer differently by Accept (aggregated or not), so caches must
+// key on it.
 func writeDiscovery(w http.ResponseWriter, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -125,10 +218,15 @@ func writeDiscovery(w http.ResponseWriter, v any) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Vary", "Accept")
 	w.Write(b)
 }
 
 func (s *server) coreVersions(w http.ResponseWriter, r *http.Request) {
+	if wantsAggregated(r) {
+		serveAggregated(w, r, s.discovery.docs(s.reg.Snapshot()).core)
+		return
+	}
 	writeDiscovery(w, apiVersions{
 		Kind:                       "APIVersions",
 		Versions:                   []string{"v1"},
@@ -137,11 +235,16 @@ func (s *server) coreVersions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) groupList(w http.ResponseWriter, r *http.Request) {
-	writeDiscovery(w, apiGroupList{Kind: "APIGroupList", APIVersion: "v1", Groups: groups(s.reg.Snapshot())})
+	d := s.discovery.docs(s.reg.Snapshot())
+	if wantsAggregated(r) {
+		serveAggregated(w, r, d.apis)
+		return
+	}
+	writeDiscovery(w, apiGroupList{Kind: "APIGroupList", APIVersion: "v1", Groups: d.groups})
 }
 
 func (s *server) group(w http.ResponseWriter, r *http.Request, name string) {
-	for _, g := range groups(s.reg.Snapshot()) {
+	for _, g := range s.discovery.docs(s.reg.Snapshot()).groups {
 		if g.Name == name {
 			g.Kind, g.APIVersion = "APIGroup", "v1"
 			writeDiscovery(w, g)
@@ -152,7 +255,7 @@ func (s *server) group(w http.ResponseWriter, r *http.Request, name string) {
 }
 
 func (s *server) resources(w http.ResponseWriter, r *http.Request, group, version string) {
-	list, ok := resourceList(s.reg.Snapshot(), group, version)
+	list, ok := s.discovery.docs(s.reg.Snapshot()).lists[groupVersionString(group, version)]
 	if !ok {
 		s.notFound(w, r)
 		return

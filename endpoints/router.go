@@ -30,6 +30,10 @@ type server struct {
 	log      *slog.Logger
 	readyFn  func(ctx context.Context) error
 	handlers *handlers.Handler
+	// discovery and openapi hold the documents of the latest registry
+	// snapshot, rebuilt when the registry changes.
+	discovery discoveryCache
+	openapi   openAPICache
 }
 
 // New returns the complete HTTP handler of a miniapi server.
@@ -50,6 +54,12 @@ func New(cfg Config) http.Handler {
 	r.Get("/livez", s.healthy)
 	r.Get("/readyz", s.ready)
 	r.Get("/version", s.version)
+
+	r.Get("/openapi/v2", s.openAPIV2)
+	r.Get("/openapi/v3", s.openAPIV3Index)
+	r.Get("/openapi/v3/*", func(w http.ResponseWriter, r *http.Request) {
+		s.openAPIV3Doc(w, r, chi.URLParam(r, "*"))
+	})
 
 	r.Get("/api", s.coreVersions)
 	r.Get("/apis", s.groupList)

@@ -1,0 +1,189 @@
+package endpoints
+
+import (
+	"crypto/sha512"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/miniapi/miniapi/registry"
+)
+
+// Aggregated discovery (apidiscovery.k8s.io/v2): /api and /apis answer a
+// client that asks for it in Accept with every group, version and
+// resource in one document, so client-go needs two requests instead of
+// one per group version.
+const (
+	aggregatedGroup   = "apidiscovery.k8s.io"
+	aggregatedVersion = "v2"
+	aggregatedKind    = "APIGroupDiscoveryList"
+	// aggregatedMediaType is the Content-Type of an aggregated document;
+	// client-go recognises the document by its g, v and as parameters.
+	aggregatedMediaType = "application/json;g=" + aggregatedGroup + ";v=" + aggregatedVersion + ";as=" + aggregatedKind
+)
+
+// The apidiscovery.k8s.io/v2 documents, with Kubernetes' field names.
+type apiGroupDiscoveryList struct {
+	Kind       string              `json:"kind"`
+	APIVersion string              `json:"apiVersion"`
+	Metadata   struct{}            `json:"metadata"`
+	Items      []apiGroupDiscovery `json:"items"`
+}
+
+type apiGroupDiscovery struct {
+	Metadata discoveryGroupMeta    `json:"metadata"`
+	Versions []apiVersionDiscovery `json:"versions,omitempty"`
+}
+
+// discoveryGroupMeta is the ObjectMeta of a group: only its name, empty
+// for the core group.
+type discoveryGroupMeta struct {
+	Name string `json:"name,omitempty"`
+}
+
+type apiVersionDiscovery struct {
+	Version   string                 `json:"version"`
+	Resources []apiResourceDiscovery `json:"resources,omitempty"`
+	// Freshness is "Current": miniapi serves every version itself, so
+	// none is ever stale.
+	Freshness string `json:"freshness,omitempty"`
+}
+
+type apiResourceDiscovery struct {
+	Resource         string                    `json:"resource"`
+	ResponseKind     *discoveryGVK             `json:"responseKind,omitempty"`
+	Scope            string                    `json:"scope"`
+	SingularResource string                    `json:"singularResource"`
+	Verbs            []string                  `json:"verbs"`
+	ShortNames       []string                  `json:"shortNames,omitempty"`
+	Categories       []string                  `json:"categories,omitempty"`
+	Subresources     []apiSubresourceDiscovery `json:"subresources,omitempty"`
+}
+
+type apiSubresourceDiscovery struct {
+	Subresource  string        `json:"subresource"`
+	ResponseKind *discoveryGVK `json:"responseKind,omitempty"`
+	Verbs        []string      `json:"verbs"`
+}
+
+type discoveryGVK struct {
+	Group   string `json:"group"`
+	Version string `json:"version"`
+	Kind    string `json:"kind"`
+}
+
+// Resource scopes as aggregated discovery spells them.
+const (
+	scopeNamespaced = "Namespaced"
+	scopeCluster    = "Cluster"
+)
+
+// aggregatedDocs encodes the aggregated documents of /api (the core
+// group) and /apis (every other group) from a snapshot's groups.
+func aggregatedDocs(groups []servedGroup) (core, apis encodedDoc) {
+	coreList := newGroupDiscoveryList()
+	apisList := newGroupDiscoveryList()
+	for _, g := range groups {
+		item := aggregatedGroupOf(g)
+		if g.name == "" {
+			coreList.Items = append(coreList.Items, item)
+		} else {
+			apisList.Items = append(apisList.Items, item)
+		}
+	}
+	return encodeWithETag(coreList), encodeWithETag(apisList)
+}
+
+func newGroupDiscoveryList() *apiGroupDiscoveryList {
+	return &apiGroupDiscoveryList{Kind: aggregatedKind, APIVersion: aggregatedGroup + "/" + aggregatedVersion, Items: []apiGroupDiscovery{}}
+}
+
+// aggregatedGroupOf describes one group: its versions in preference
+// order, each with its resources and their subresources.
+func aggregatedGroupOf(g servedGroup) apiGroupDiscovery {
+	out := apiGroupDiscovery{Metadata: discoveryGroupMeta{Name: g.name}}
+	for _, v := range g.versions {
+		av := apiVersionDiscovery{Version: v.version, Freshness: "Current"}
+		for _, res := range v.resources {
+			t := &res.Type
+			gvk := &discoveryGVK{Group: t.Group, Version: t.Version, Kind: t.Kind}
+			rd := apiResourceDiscovery{
+				Resource: t.Plural, ResponseKind: gvk, Scope: scopeCluster, SingularResource: t.Singular,
+				Verbs: resourceVerbs, ShortNames: t.ShortNames, Categories: t.Categories,
+			}
+			if t.Namespaced {
+				rd.Scope = scopeNamespaced
+			}
+			if registry.HasStatus(t) {
+				rd.Subresources = []apiSubresourceDiscovery{{Subresource: "status", ResponseKind: gvk, Verbs: subresourceVerbs}}
+			}
+			av.Resources = append(av.Resources, rd)
+		}
+		out.Versions = append(out.Versions, av)
+	}
+	return out
+}
+
+// encodeWithETag encodes a document and tags it with the hash of its
+// bytes, as kube-apiserver does (upper-case hex SHA-512, quoted).
+func encodeWithETag(v any) encodedDoc {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// The documents are plain structs of strings; this cannot happen.
+		panic(fmt.Sprintf("endpoints: encode discovery: %v", err))
+	}
+	return encodedDoc{body: b, etag: etagOf(b)}
+}
+
+// etagOf is the quoted entity tag of a document's bytes.
+func etagOf(b []byte) string {
+	return fmt.Sprintf("%q", fmt.Sprintf("%X", sha512.Sum512(b)))
+}
+
+// wantsAggregated reports whether a request to /api or /apis asks for
+// the aggregated document: the best Accept clause miniapi can answer is
+// application/json with g=apidiscovery.k8s.io, v=v2 and
+// as=APIGroupDiscoveryList. Clauses for other conversions (v2beta1, which
+// kube-apiserver no longer serves, or protobuf) are passed over, as
+// kube-apiserver passes them; any other clause means the legacy document.
+func wantsAggregated(r *http.Request) bool {
+	for _, m := range parseAccept(r.Header.Get("Accept")) {
+		if _, converts := m.params["as"]; !converts {
+			return false
+		}
+		if m.typ == "application" && m.subtype == "json" &&
+			m.params["g"] == aggregatedGroup && m.params["v"] == aggregatedVersion && m.params["as"] == aggregatedKind {
+			return true
+		}
+	}
+	return false
+}
+
+// serveAggregated writes an aggregated document, or 304 Not Modified when
+// the client already holds this version of it.
+func serveAggregated(w http.ResponseWriter, r *http.Request, doc encodedDoc) {
+	h := w.Header()
+	h.Set("ETag", doc.etag)
+	h.Set("Vary", "Accept")
+	h.Set("Cache-Control", "public")
+	if etagMatches(r.Header.Get("If-None-Match"), doc.etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Type", aggregatedMediaType)
+	w.Write(doc.body)
+}
+
+// etagMatches reports whether an If-None-Match header names etag (or is
+// "*"). Weak tags compare by their opaque part, as RFC 9110 asks of
+// If-None-Match.
+func etagMatches(ifNoneMatch, etag string) bool {
+	for tag := range strings.SplitSeq(ifNoneMatch, ",") {
+		tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
+		if tag == etag || tag == "*" {
+			return true
+		}
+	}
+	return false
+}

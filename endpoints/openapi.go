@@ -1,0 +1,211 @@
+package endpoints
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	openapiv2 "github.com/google/gnostic-models/openapiv2"
+	openapiv3 "github.com/google/gnostic-models/openapiv3"
+	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/registry"
+	"google.golang.org/protobuf/proto"
+)
+
+// The OpenAPI endpoints, with kube-apiserver's negotiation and caching:
+//
+//   - /openapi/v2: Swagger 2.0, as JSON or as the gnostic protobuf that
+//     kubectl asks for (application/com.github.proto-openapi.spec.v2.v1.0+protobuf);
+//   - /openapi/v3: the index, {"paths":{"api/v1":{"serverRelativeURL":
+//     "/openapi/v3/api/v1?hash=<H>"},...}}, H being the document's ETag;
+//   - /openapi/v3/api/v1 and /openapi/v3/apis/<g>/<v>: one group
+//     version's document, JSON or protobuf. With ?hash= matching the
+//     current document it may be cached for good (Cache-Control: public,
+//     immutable); with a stale hash the client is redirected (301) to
+//     the current one.
+//
+// ETags are the upper-case hex SHA-512 of the JSON document; the protobuf
+// encoding shares its JSON's ETag, which Vary: Accept keeps apart in
+// caches, as in kube-apiserver.
+
+// Media types of the OpenAPI documents. The '@' forms are older names
+// clients still send; answers use the dotted forms.
+const (
+	mediaOpenAPIV2Proto           = "com.github.proto-openapi.spec.v2.v1.0+protobuf"
+	mediaOpenAPIV2ProtoDeprecated = "com.github.proto-openapi.spec.v2@v1.0+protobuf"
+	mediaOpenAPIV3Proto           = "com.github.proto-openapi.spec.v3.v1.0+protobuf"
+	mediaOpenAPIV3ProtoDeprecated = "com.github.proto-openapi.spec.v3@v1.0+protobuf"
+)
+
+// openAPIDocs are the OpenAPI documents of one registry snapshot.
+type openAPIDocs struct {
+	snap  *registry.Snapshot
+	v2    encodedDoc
+	index encodedDoc
+	v3    map[string]encodedDoc // by index key, "api/v1" or "apis/<g>/<v>"
+	// The protobuf encodings are made on first request and kept: kubectl
+	// asks for v2 as protobuf, few clients for v3.
+	v2Proto func() ([]byte, error)
+	v3Proto map[string]func() ([]byte, error)
+}
+
+// openAPICache holds the documents of the latest snapshot asked for, as
+// discoveryCache does.
+type openAPICache struct {
+	cur atomic.Pointer[openAPIDocs]
+}
+
+func (c *openAPICache) docs(snap *registry.Snapshot) *openAPIDocs {
+	if d := c.cur.Load(); d != nil && d.snap == snap {
+		return d
+	}
+	d := buildOpenAPI(snap)
+	c.cur.Store(d)
+	return d
+}
+
+func buildOpenAPI(snap *registry.Snapshot) *openAPIDocs {
+	groups := servedGroups(snap)
+	d := &openAPIDocs{snap: snap, v3: map[string]encodedDoc{}, v3Proto: map[string]func() ([]byte, error){}}
+	index := jsonObj{}
+	for _, g := range groups {
+		for _, v := range g.versions {
+			key := v3Key(g.name, v.version)
+			doc := encodeWithETag(v3Document(groupVersionKey{g.name, v.version}, v.resources))
+			d.v3[key] = doc
+			d.v3Proto[key] = sync.OnceValues(func() ([]byte, error) { return v3Protobuf(doc.body) })
+			index[key] = jsonObj{"serverRelativeURL": serverRelativeURL(key, doc.etag)}
+		}
+	}
+	d.index = encodeWithETag(jsonObj{"paths": index})
+	d.v2 = encodeWithETag(v2Document(groups))
+	d.v2Proto = sync.OnceValues(func() ([]byte, error) { return v2Protobuf(d.v2.body) })
+	return d
+}
+
+// serverRelativeURL is where the index sends a client for a group
+// version's document: its path with the document's hash.
+func serverRelativeURL(key, etag string) string {
+	return "/openapi/v3/" + key + "?hash=" + strings.Trim(etag, `"`)
+}
+
+// v2Protobuf encodes a Swagger 2.0 JSON document as gnostic's protobuf.
+func v2Protobuf(doc []byte) ([]byte, error) {
+	pb, err := openapiv2.ParseDocument(doc)
+	if err != nil {
+		return nil, fmt.Errorf("endpoints: openapi v2 to protobuf: %w", err)
+	}
+	return proto.Marshal(pb)
+}
+
+// v3Protobuf encodes an OpenAPI v3 JSON document as gnostic's protobuf.
+func v3Protobuf(doc []byte) ([]byte, error) {
+	pb, err := openapiv3.ParseDocument(doc)
+	if err != nil {
+		return nil, fmt.Errorf("endpoints: openapi v3 to protobuf: %w", err)
+	}
+	return proto.Marshal(pb)
+}
+
+// openAPIFormat is the encoding a request asked for: the first Accept
+// clause, best first, that names JSON or one of the protobuf types; JSON
+// when wildcards leave the choice to the server.
+func openAPIFormat(r *http.Request, protoTypes ...string) (protobuf, ok bool) {
+	for _, m := range parseAccept(r.Header.Get("Accept")) {
+		if m.matches("application", "json") {
+			return false, true
+		}
+		for _, pt := range protoTypes {
+			if m.matches("application", pt) {
+				return true, true
+			}
+		}
+	}
+	return false, false
+}
+
+func (s *server) openAPIV2(w http.ResponseWriter, r *http.Request) {
+	d := s.openapi.docs(s.reg.Snapshot())
+	protobuf, ok := openAPIFormat(r, mediaOpenAPIV2Proto, mediaOpenAPIV2ProtoDeprecated)
+	switch {
+	case !ok:
+		s.notAcceptable(w, "application/json", "application/"+mediaOpenAPIV2Proto)
+	case protobuf:
+		b, err := d.v2Proto()
+		if err != nil {
+			s.openAPIFailed(w, err)
+			return
+		}
+		serveDocument(w, r, "application/"+mediaOpenAPIV2Proto, b, d.v2.etag)
+	default:
+		serveDocument(w, r, "application/json", d.v2.body, d.v2.etag)
+	}
+}
+
+func (s *server) openAPIV3Index(w http.ResponseWriter, r *http.Request) {
+	d := s.openapi.docs(s.reg.Snapshot())
+	serveDocument(w, r, "application/json", d.index.body, d.index.etag)
+}
+
+// openAPIV3Doc serves the document of the group version at key.
+func (s *server) openAPIV3Doc(w http.ResponseWriter, r *http.Request, key string) {
+	d := s.openapi.docs(s.reg.Snapshot())
+	doc, found := d.v3[key]
+	if !found {
+		s.notFound(w, r)
+		return
+	}
+	protobuf, ok := openAPIFormat(r, mediaOpenAPIV3Proto, mediaOpenAPIV3ProtoDeprecated)
+	if !ok {
+		s.notAcceptable(w, "application/json", "application/"+mediaOpenAPIV3Proto)
+		return
+	}
+	if hash := r.URL.Query().Get("hash"); hash != "" {
+		if hash != strings.Trim(doc.etag, `"`) {
+			// The client's index is out of date: send it to the document
+			// as it is now.
+			http.Redirect(w, r, serverRelativeURL(key, doc.etag), http.StatusMovedPermanently)
+			return
+		}
+		// This URL names this exact document for good.
+		w.Header().Set("Cache-Control", "public, immutable")
+		w.Header().Set("Expires", time.Now().UTC().AddDate(1, 0, 0).Format(http.TimeFormat))
+	}
+	if !protobuf {
+		serveDocument(w, r, "application/json", doc.body, doc.etag)
+		return
+	}
+	b, err := d.v3Proto[key]()
+	if err != nil {
+		s.openAPIFailed(w, err)
+		return
+	}
+	serveDocument(w, r, "application/"+mediaOpenAPIV3Proto, b, doc.etag)
+}
+
+// serveDocument writes a document with its ETag; http.ServeContent
+// answers a matching If-None-Match with 304. There is deliberately no
+// Last-Modified: its one-second resolution could make a client that
+// revalidates by date keep a document replaced within the same second.
+func serveDocument(w http.ResponseWriter, r *http.Request, contentType string, body []byte, etag string) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("ETag", etag)
+	h.Add("Vary", "Accept")
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+}
+
+func (s *server) notAcceptable(w http.ResponseWriter, accepted ...string) {
+	writeStatus(w, api.NewNotAcceptable(accepted))
+}
+
+// openAPIFailed reports a document that could not be encoded: a bug, or a
+// type schema the protobuf encoding cannot represent.
+func (s *server) openAPIFailed(w http.ResponseWriter, err error) {
+	s.log.Error("endpoints: serving openapi", "err", err)
+	writeStatus(w, api.NewInternalError(err))
+}

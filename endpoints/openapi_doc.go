@@ -1,0 +1,339 @@
+package endpoints
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/miniapi/miniapi/registry"
+)
+
+// Building the OpenAPI documents from a snapshot's types: one OpenAPI v3
+// document per group version (/openapi/v3/api/v1,
+// /openapi/v3/apis/<g>/<v>) and one Swagger 2.0 document of everything
+// (/openapi/v2).
+
+// gvkExtension is the extension naming the kind of a definition (a list
+// of group/version/kind objects) or of an operation (one object).
+const gvkExtension = "x-kubernetes-group-version-kind"
+
+// openAPIInfo is the info object of every document.
+func openAPIInfo() jsonObj {
+	return jsonObj{"title": "Kubernetes", "version": KubernetesVersion}
+}
+
+// kindDefinition is the schema of a whole object of t's kind: the type's
+// own schema, or one that accepts any fields, with apiVersion, kind and
+// metadata as every object has them (what kube-apiserver publishes for a
+// custom resource).
+func kindDefinition(t *registry.Type) jsonObj {
+	var s jsonObj
+	if len(t.Schema) > 0 {
+		if err := json.Unmarshal(t.Schema, &s); err != nil {
+			// Served as a type without a schema; field validation logs the
+			// broken schema.
+			s = nil
+		}
+	}
+	if s == nil {
+		s = jsonObj{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+	}
+	if _, ok := s["type"]; !ok {
+		s["type"] = "object"
+	}
+	props, _ := s["properties"].(map[string]any)
+	if props == nil {
+		props = jsonObj{}
+		s["properties"] = props
+	}
+	typeMetaFields(props)
+	props["metadata"] = refField(defObjectMeta, objectMetadataDesc)
+	if d, _ := s["description"].(string); d == "" {
+		switch {
+		case t.Description != "":
+			s["description"] = t.Description
+		case len(t.Schema) == 0:
+			s["description"] = t.Kind + " is a " + t.APIVersion() + " kind served without a schema: its objects may have any fields."
+		}
+	}
+	s[gvkExtension] = []any{gvkObj(t.Group, t.Version, t.Kind)}
+	return s
+}
+
+// listDefinition is the schema of a list of t's kind.
+func listDefinition(t *registry.Type, kindDef string) jsonObj {
+	s := objectDef(t.ListKind+" is a list of "+t.Kind+" objects.", typeMetaFields(jsonObj{
+		"metadata": refField(defListMeta, listMetadataDesc),
+		"items":    jsonObj{"type": "array", "description": "The " + t.Kind + " objects.", "items": ref(kindDef)},
+	}), "items")
+	s[gvkExtension] = []any{gvkObj(t.Group, t.Version, t.ListKind)}
+	return s
+}
+
+// groupVersionsOf lists the group versions a snapshot serves.
+func groupVersionsOf(groups []servedGroup) []groupVersionKey {
+	var out []groupVersionKey
+	for _, g := range groups {
+		for _, v := range g.versions {
+			out = append(out, groupVersionKey{g.name, v.version})
+		}
+	}
+	return out
+}
+
+// v3Key is the index key of a group version's v3 document: "api/v1" or
+// "apis/<group>/<version>".
+func v3Key(group, version string) string {
+	if group == "" {
+		return "api/" + version
+	}
+	return "apis/" + group + "/" + version
+}
+
+// v3Document is the OpenAPI v3 document of one group version. It
+// depends on nothing else the snapshot serves, so its hash, and the
+// client caches keyed by it, survive changes to other group versions.
+func v3Document(gv groupVersionKey, resources []*registry.Resource) jsonObj {
+	schemas := jsonObj{}
+	for name, def := range metaDefinitions([]groupVersionKey{gv}) {
+		schemas[name] = def
+	}
+	paths := jsonObj{}
+	for _, res := range resources {
+		t := &res.Type
+		n := namesOf(res)
+		schemas[n.kindDef] = kindDefinition(t)
+		schemas[n.listDef] = listDefinition(t, n.kindDef)
+		gvk := gvkObj(t.Group, t.Version, t.Kind)
+		for _, item := range typePaths(res, n) {
+			paths[item.path] = v3PathItem(item, n.tag, gvk)
+		}
+	}
+	return jsonObj{
+		"openapi":    "3.0.0",
+		"info":       openAPIInfo(),
+		"paths":      paths,
+		"components": jsonObj{"schemas": schemas},
+	}
+}
+
+func v3PathItem(item pathItem, tag string, gvk jsonObj) jsonObj {
+	out := jsonObj{}
+	if len(item.params) > 0 {
+		out["parameters"] = v3Params(item.params)
+	}
+	for _, op := range item.ops {
+		o := jsonObj{
+			"tags":                []string{tag},
+			"description":         op.description,
+			"operationId":         op.id,
+			"x-kubernetes-action": op.action,
+			gvkExtension:          gvk,
+		}
+		if len(op.params) > 0 {
+			o["parameters"] = v3Params(op.params)
+		}
+		if op.body != "" {
+			content := jsonObj{}
+			for _, mt := range op.bodyTypes {
+				content[mt] = jsonObj{"schema": ref(op.body)}
+			}
+			// A delete's options are optional; every other body is the
+			// request.
+			o["requestBody"] = jsonObj{"content": content, "required": op.body != defDeleteOptions}
+		}
+		responses := jsonObj{}
+		for _, r := range op.responses {
+			content := jsonObj{}
+			for _, mt := range op.produces {
+				content[mt] = jsonObj{"schema": ref(r.schema)}
+			}
+			responses[r.code] = jsonObj{"description": r.description, "content": content}
+		}
+		o["responses"] = responses
+		out[op.method] = o
+	}
+	return out
+}
+
+func v3Params(ps []param) []any {
+	out := make([]any, 0, len(ps))
+	for _, p := range ps {
+		o := jsonObj{"name": p.name, "in": p.in, "description": p.description,
+			"schema": jsonObj{"type": p.typ, "uniqueItems": true}}
+		if p.required {
+			o["required"] = true
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// v2Document is the Swagger 2.0 document of every served type.
+func v2Document(groups []servedGroup) jsonObj {
+	gvs := groupVersionsOf(groups)
+	defs := jsonObj{}
+	for name, def := range metaDefinitions(gvs) {
+		defs[name] = schemaToV2(def)
+	}
+	paths := jsonObj{}
+	for _, g := range groups {
+		for _, v := range g.versions {
+			for _, res := range v.resources {
+				t := &res.Type
+				n := namesOf(res)
+				defs[n.kindDef] = kindDefinitionV2(kindDefinition(t))
+				defs[n.listDef] = schemaToV2(listDefinition(t, n.kindDef))
+				gvk := gvkObj(t.Group, t.Version, t.Kind)
+				for _, item := range typePaths(res, n) {
+					paths[item.path] = v2PathItem(item, n.tag, gvk)
+				}
+			}
+		}
+	}
+	return jsonObj{
+		"swagger":     "2.0",
+		"info":        openAPIInfo(),
+		"paths":       paths,
+		"definitions": defs,
+	}
+}
+
+func v2PathItem(item pathItem, tag string, gvk jsonObj) jsonObj {
+	out := jsonObj{}
+	if len(item.params) > 0 {
+		out["parameters"] = v2Params(item.params)
+	}
+	for _, op := range item.ops {
+		o := jsonObj{
+			"tags":                []string{tag},
+			"description":         op.description,
+			"operationId":         op.id,
+			"consumes":            []string{"*/*"},
+			"produces":            op.produces,
+			"schemes":             []string{"https", "http"},
+			"x-kubernetes-action": op.action,
+			gvkExtension:          gvk,
+		}
+		params := v2Params(op.params)
+		if op.body != "" {
+			o["consumes"] = op.bodyTypes
+			params = append(params, jsonObj{"name": "body", "in": "body", "required": op.body != defDeleteOptions,
+				"schema": jsonObj{"$ref": v2RefPrefix + op.body}})
+		}
+		if len(params) > 0 {
+			o["parameters"] = params
+		}
+		responses := jsonObj{}
+		for _, r := range op.responses {
+			responses[r.code] = jsonObj{"description": r.description, "schema": jsonObj{"$ref": v2RefPrefix + r.schema}}
+		}
+		o["responses"] = responses
+		out[op.method] = o
+	}
+	return out
+}
+
+func v2Params(ps []param) []any {
+	out := make([]any, 0, len(ps))
+	for _, p := range ps {
+		o := jsonObj{"name": p.name, "in": p.in, "description": p.description, "type": p.typ, "uniqueItems": true}
+		if p.required {
+			o["required"] = true
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// v2RefPrefix is where Swagger 2.0 references point.
+const v2RefPrefix = "#/definitions/"
+
+// v3Only are schema keywords Swagger 2.0 lacks. Like kube-apiserver for
+// custom resources, the v2 document drops them: they only ever narrow
+// what is valid, and kubectl's v2 parser refuses them.
+var v3Only = []string{"oneOf", "anyOf", "not", "allOf", "nullable", "writeOnly", "deprecated", "discriminator"}
+
+// schemaToV2 rewrites a v3 schema for Swagger 2.0: references point into
+// #/definitions/, v3-only keywords go, and parts kubectl's v2 parser
+// cannot describe lose their structure (see below). It returns a copy.
+func schemaToV2(v any) any {
+	s, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := make(jsonObj, len(s))
+	for k, val := range s {
+		out[k] = val
+	}
+	for _, k := range v3Only {
+		delete(out, k)
+	}
+	if r, ok := out["$ref"].(string); ok {
+		out["$ref"] = v2RefPrefix + strings.TrimPrefix(r, v3RefPrefix)
+	}
+	if b, _ := s["nullable"].(bool); b {
+		// v2 has no null: a nullable value is left untyped.
+		delete(out, "type")
+		delete(out, "items")
+		delete(out, "properties")
+	}
+	if b, _ := s["x-kubernetes-preserve-unknown-fields"].(bool); b {
+		// kubectl would flag the undeclared fields such a value may have.
+		delete(out, "items")
+		delete(out, "properties")
+		if out["type"] == "object" {
+			delete(out, "type")
+		}
+	}
+	if out["type"] == "array" && out["items"] == nil {
+		delete(out, "type") // kubectl cannot handle an array without items
+	}
+	if props, ok := out["properties"].(map[string]any); ok {
+		conv := make(jsonObj, len(props))
+		var nullable []string
+		for k, p := range props {
+			conv[k] = schemaToV2(p)
+			if pm, ok := p.(map[string]any); ok && pm["nullable"] == true {
+				nullable = append(nullable, k)
+			}
+		}
+		out["properties"] = conv
+		if req, ok := out["required"].([]any); ok && len(nullable) > 0 {
+			out["required"] = withoutStrings(req, nullable)
+		}
+	}
+	for _, k := range []string{"items", "additionalProperties"} {
+		if sub, ok := out[k].(map[string]any); ok {
+			out[k] = schemaToV2(sub)
+		}
+	}
+	return out
+}
+
+// kindDefinitionV2 converts a kind's definition for Swagger 2.0. A kind
+// that preserves unknown fields is published as a bare object (no
+// apiVersion, kind or metadata either), as kube-apiserver publishes
+// such custom resources: kubectl would otherwise flag every other field.
+func kindDefinitionV2(def jsonObj) any {
+	if b, _ := def["x-kubernetes-preserve-unknown-fields"].(bool); b {
+		out := jsonObj{"type": "object", gvkExtension: def[gvkExtension]}
+		if d, ok := def["description"]; ok {
+			out["description"] = d
+		}
+		return out
+	}
+	return schemaToV2(def)
+}
+
+// withoutStrings drops the names in drop from a JSON array of strings.
+func withoutStrings(in []any, drop []string) []any {
+	out := make([]any, 0, len(in))
+	for _, v := range in {
+		if s, ok := v.(string); ok && slices.Contains(drop, s) {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
