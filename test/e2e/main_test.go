@@ -45,6 +45,7 @@ func TestMain(m *testing.M) {
 		if dir != "" {
 			os.RemoveAll(dir)
 		}
+		removeKubectl()
 		os.Exit(code)
 	}))
 }
