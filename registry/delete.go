@@ -2,23 +2,57 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/storage"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // DeleteOptions qualify a Delete.
 type DeleteOptions struct {
-	DryRun            bool
-	Preconditions     *api.Preconditions
+	DryRun        bool
+	Preconditions *api.Preconditions
+	// PropagationPolicy is what happens to the object's dependents:
+	// api.DeletePropagationOrphan, Foreground or Background. "" leaves
+	// the choice to the orphan or foregroundDeletion finalizer the object
+	// may already carry, as kube-apiserver does for types without a
+	// default policy.
 	PropagationPolicy string
 }
 
-// Delete removes the named object and returns its last state. An object
-// with finalizers is not removed: it is marked with a deletionTimestamp
-// and returned with deleted false, and goes once its finalizers are gone.
+// DeletionHolder is implemented by strategies whose objects outlive their
+// metadata.finalizers: a Namespace stays, phase Terminating, until its
+// spec.finalizers are empty as well, as kube-apiserver's namespace
+// storage keeps it.
+type DeletionHolder interface {
+	// PrepareForDelete records on obj that its deletion has begun (a
+	// Namespace moves to Terminating). The Store calls it once, when it
+	// sets deletionTimestamp.
+	PrepareForDelete(obj *api.Object)
+	// HoldsDeletion reports whether obj, being deleted, must stay even
+	// with no metadata.finalizers left.
+	HoldsDeletion(obj *api.Object) bool
+}
+
+// FinalizeSubresource is implemented by strategies whose type has a
+// /finalize subresource, the only way to change spec.finalizers (a
+// Namespace's): updates of the main resource keep them.
+type FinalizeSubresource interface {
+	// PrepareForFinalize turns obj, the desired object of an update
+	// through /finalize, into old with only obj's spec.finalizers.
+	PrepareForFinalize(obj, old *api.Object)
+}
+
+// Delete removes the named object and returns its last state, with
+// deleted true. An object that finalizers keep, or that the propagation
+// policy gives the orphan or foregroundDeletion finalizer, is marked
+// instead: deletionTimestamp and deletionGracePeriodSeconds 0 are set, it
+// is returned with deleted false, and it goes once an update removes its
+// last finalizer. A DeletionHolder's object (a Namespace) is marked on
+// its first delete whatever its finalizers, as kube-apiserver does.
 func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions) (obj *storage.Object, deleted bool, err error) {
 	ns = s.namespaceOf(ns)
 	if err := validatePropagation(s.t.GroupKind(), name, opts.PropagationPolicy); err != nil {
@@ -26,6 +60,7 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions)
 	}
 	key := s.keys.Key(ns, name)
 	pre := storagePreconditions(opts.Preconditions)
+	_, holder := s.t.Strategy.(DeletionHolder)
 	for {
 		cur, err := s.storage.Get(ctx, key, storage.GetOptions{})
 		if err != nil {
@@ -38,8 +73,25 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions)
 		if err := s.checkPreconditions(name, curObj, opts.Preconditions); err != nil {
 			return nil, false, err
 		}
-		if len(curObj.Metadata.Finalizers) > 0 {
-			return s.markDeleting(ctx, ns, name, opts)
+		uid := curObj.Metadata.UID
+		if holder && curObj.Metadata.DeletionTimestamp == nil {
+			out, err := s.markDeleting(ctx, ns, name, uid, opts)
+			if errors.Is(err, errRecreated) {
+				continue
+			}
+			return out, false, err
+		}
+		if s.holdsDeletion(curObj) {
+			// Deleting again changes nothing while spec.finalizers hold
+			// it; kube-apiserver answers the object as it is.
+			return cur, false, nil
+		}
+		if len(s.deletionFinalizers(curObj.Metadata.Finalizers, opts.PropagationPolicy)) > 0 {
+			out, err := s.markDeleting(ctx, ns, name, uid, opts)
+			if errors.Is(err, errFinalizersGone) || errors.Is(err, errRecreated) {
+				continue // look again: delete instead, or judge the new object
+			}
+			return out, false, err
 		}
 		if opts.DryRun {
 			return cur, true, nil
@@ -51,32 +103,84 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions)
 				if err != nil {
 					return err
 				}
-				if len(o.Metadata.Finalizers) > 0 {
+				if o.Metadata.UID != uid {
+					return errRecreated
+				}
+				if len(s.deletionFinalizers(o.Metadata.Finalizers, opts.PropagationPolicy)) > 0 || s.holdsDeletion(o) {
 					return errFinalizersAppeared
 				}
 				return nil
 			},
 		})
-		if err == errFinalizersAppeared {
-			continue // a finalizer was added meanwhile: mark instead
+		if errors.Is(err, errFinalizersAppeared) || errors.Is(err, errRecreated) {
+			continue // look again: mark instead, or judge the new object
 		}
 		return out, err == nil, s.statusErr(err, name)
 	}
 }
 
-// errFinalizersAppeared aborts a delete that raced with a finalizer being
-// added; Delete then marks the object instead.
-var errFinalizersAppeared = fmt.Errorf("registry: finalizers appeared during delete")
+// Sentinels that send Delete round its loop again after a race.
+var (
+	// errFinalizersAppeared aborts a delete that raced with a finalizer
+	// being added; Delete then marks the object instead.
+	errFinalizersAppeared = errors.New("registry: finalizers appeared during delete")
+	// errFinalizersGone aborts a mark that raced with the last finalizer
+	// being removed; Delete then deletes the object instead.
+	errFinalizersGone = errors.New("registry: finalizers went during delete")
+	// errRecreated aborts a delete or mark that found another object of
+	// the same name, created after the one Delete read.
+	errRecreated = errors.New("registry: object recreated during delete")
+)
 
-// markDeleting sets deletionTimestamp on an object that has finalizers.
-func (s *Store) markDeleting(ctx context.Context, ns, name string, opts DeleteOptions) (*storage.Object, bool, error) {
-	out, err := s.update(ctx, ns, name, UpdateOptions{DryRun: opts.DryRun, markDeleting: true}, func(cur *api.Object) (*api.Object, error) {
+// markDeleting sets deletionTimestamp on the object with uid and gives it
+// the finalizers opts.PropagationPolicy asks for.
+func (s *Store) markDeleting(ctx context.Context, ns, name, uid string, opts DeleteOptions) (*storage.Object, error) {
+	_, holder := s.t.Strategy.(DeletionHolder)
+	return s.update(ctx, ns, name, UpdateOptions{DryRun: opts.DryRun, markDeleting: true}, func(cur *api.Object) (*api.Object, error) {
+		if cur.Metadata.UID != uid {
+			return nil, errRecreated
+		}
 		if err := s.checkPreconditions(name, cur, opts.Preconditions); err != nil {
 			return nil, err
 		}
+		cur.Metadata.Finalizers = s.deletionFinalizers(cur.Metadata.Finalizers, opts.PropagationPolicy)
+		if len(cur.Metadata.Finalizers) == 0 && !holder {
+			return nil, errFinalizersGone
+		}
 		return cur, nil
 	})
-	return out, false, err
+}
+
+// deletionFinalizers returns the finalizers an object keeps when deleted
+// with policy: Orphan asks the garbage collector to orphan its dependents
+// first (the orphan finalizer), Foreground to delete them first
+// (foregroundDeletion), Background for neither. With the garbage
+// collector off nothing would ever remove them, so, as kube-apiserver
+// with --enable-garbage-collector=false, none are added.
+func (s *Store) deletionFinalizers(fins []string, policy string) []string {
+	if policy == "" || s.reg.cfg.DisableGarbageCollection {
+		return fins
+	}
+	out := make([]string, 0, len(fins)+1)
+	for _, f := range fins {
+		if f != metav1.FinalizerOrphanDependents && f != metav1.FinalizerDeleteDependents {
+			out = append(out, f)
+		}
+	}
+	switch policy {
+	case api.DeletePropagationOrphan:
+		out = append(out, metav1.FinalizerOrphanDependents)
+	case api.DeletePropagationForeground:
+		out = append(out, metav1.FinalizerDeleteDependents)
+	}
+	return out
+}
+
+// holdsDeletion reports whether obj's strategy keeps it although its
+// metadata.finalizers are empty.
+func (s *Store) holdsDeletion(obj *api.Object) bool {
+	h, ok := s.t.Strategy.(DeletionHolder)
+	return ok && obj.Metadata.DeletionTimestamp != nil && h.HoldsDeletion(obj)
 }
 
 // checkPreconditions compares uid and resourceVersion preconditions with

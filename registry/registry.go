@@ -26,6 +26,11 @@ type Config struct {
 	KeyRoot string
 	// Logger receives the registry's logs; nil means slog.Default().
 	Logger *slog.Logger
+	// DisableGarbageCollection is set when no garbage collector runs:
+	// deletes then never add the orphan or foregroundDeletion finalizer,
+	// which nothing would remove (kube-apiserver's
+	// --enable-garbage-collector=false).
+	DisableGarbageCollection bool
 }
 
 // Registry is the live set of served resource types. Readers take an

@@ -3,6 +3,7 @@ package registry
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/miniapi/miniapi/api"
@@ -19,7 +20,8 @@ type UpdateOptions struct {
 	// FieldValidationIgnore. Update and Create leave it to the caller,
 	// who has the body as sent (Store.CheckFields).
 	FieldValidation string
-	// Subresource is "" for the main resource or "status".
+	// Subresource is "" for the main resource, "status" or, for types
+	// whose strategy is a FinalizeSubresource, "finalize".
 	Subresource string
 
 	// markDeleting sets deletionTimestamp: Delete's path for objects
@@ -29,7 +31,8 @@ type UpdateOptions struct {
 
 // Subresources a Store serves.
 const (
-	SubresourceStatus = "status"
+	SubresourceStatus   = "status"
+	SubresourceFinalize = "finalize"
 )
 
 // transform computes an update's desired object from the current one. It
@@ -62,11 +65,11 @@ func (s *Store) Update(ctx context.Context, ns, name string, obj *api.Object, op
 // update runs one guaranteed update: next computes the desired object,
 // which is then merged with the server-owned state, validated and written.
 func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions, next transform) (*storage.Object, error) {
-	if opts.Subresource != "" && (opts.Subresource != SubresourceStatus || !hasStatus(s.t.Strategy)) {
+	if opts.Subresource != "" && !s.servesSubresource(opts.Subresource) {
 		return nil, api.NewNotFound(s.t.GroupResource(), name)
 	}
 	key := s.keys.Key(ns, name)
-	var toDelete bool
+	var deleteAt *storage.Object // set when the update empties the finalizers
 	try := func(cur *storage.Object) ([]byte, error) {
 		old, err := decode(cur.Data)
 		if err != nil {
@@ -85,7 +88,10 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 		if errs := s.validateUpdate(obj, old, opts); len(errs) > 0 {
 			return nil, api.NewInvalid(s.t.GroupKind(), name, errs)
 		}
-		toDelete = obj.Metadata.DeletionTimestamp != nil && len(obj.Metadata.Finalizers) == 0
+		if obj.Metadata.DeletionTimestamp != nil && len(obj.Metadata.Finalizers) == 0 && !s.holdsDeletion(obj) {
+			deleteAt = cur
+			return nil, errEmptiedFinalizers
+		}
 		newBytes, err := encodeWithoutRV(obj)
 		if err != nil {
 			return nil, err
@@ -107,31 +113,42 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 			return nil, s.statusErr(err, name)
 		}
 		data, err := try(cur)
+		if errors.Is(err, errEmptiedFinalizers) {
+			return cur, nil // it would be deleted as it is
+		}
 		if err != nil {
 			return nil, s.statusErr(err, name)
 		}
 		return &storage.Object{Key: key, Revision: cur.Revision, Data: data}, nil
 	}
-	out, err := s.storage.GuaranteedUpdate(ctx, key, storage.UpdateOptions{}, try)
-	if err != nil {
-		return nil, s.statusErr(err, name)
-	}
-	if toDelete {
-		// The last finalizer is gone from an object being deleted: finish
-		// the deletion, unless someone changed it meanwhile.
-		rv := storage.FormatResourceVersion(out.Revision)
-		deleted, err := s.storage.Delete(ctx, key, storage.DeleteOptions{Preconditions: &storage.Preconditions{ResourceVersion: &rv}})
-		switch {
-		case err == nil:
-			return deleted, nil
-		case storage.IsNotFound(err) || storage.IsConflict(err):
+	for {
+		out, err := s.storage.GuaranteedUpdate(ctx, key, storage.UpdateOptions{}, try)
+		if !errors.Is(err, errEmptiedFinalizers) {
+			if err != nil {
+				return nil, s.statusErr(err, name)
+			}
 			return out, nil
-		default:
+		}
+		// The update removes the last finalizer of an object being
+		// deleted: as kube-apiserver, delete the object as it is stored
+		// instead of writing it, so watchers see DELETED right after the
+		// MODIFIED that marked it. If it changed meanwhile, judge the
+		// update again against the newer object.
+		rv := storage.FormatResourceVersion(deleteAt.Revision)
+		deleted, err := s.storage.Delete(ctx, key, storage.DeleteOptions{Preconditions: &storage.Preconditions{ResourceVersion: &rv}})
+		if storage.IsConflict(err) {
+			continue
+		}
+		if err != nil {
 			return nil, s.statusErr(err, name)
 		}
+		return deleted, nil
 	}
-	return out, nil
 }
+
+// errEmptiedFinalizers aborts an update that would leave an object being
+// deleted without finalizers; update deletes the object instead.
+var errEmptiedFinalizers = errors.New("registry: update empties the finalizers of an object being deleted")
 
 // prepareForUpdate carries over what clients may not change and applies
 // the subresource rules, as kube-apiserver's BeforeUpdate does.
@@ -146,6 +163,9 @@ func (s *Store) prepareForUpdate(obj, old *api.Object, opts UpdateOptions) error
 		} else {
 			delete(obj.Fields, "status")
 		}
+	} else if subresource == SubresourceFinalize {
+		// Only spec.finalizers change through /finalize.
+		s.t.Strategy.(FinalizeSubresource).PrepareForFinalize(obj, old)
 	} else if hasStatus(s.t.Strategy) {
 		// The main resource never changes .status of a type that has /status.
 		if st, ok := old.Fields["status"]; ok {
@@ -162,23 +182,34 @@ func (s *Store) prepareForUpdate(obj, old *api.Object, opts UpdateOptions) error
 	m.DeletionTimestamp = om.DeletionTimestamp
 	m.DeletionGracePeriodSeconds = om.DeletionGracePeriodSeconds
 	if opts.markDeleting && m.DeletionTimestamp == nil {
-		now, zero := api.Now(), int64(0)
-		m.DeletionTimestamp, m.DeletionGracePeriodSeconds = &now, &zero
+		now := api.Now()
+		m.DeletionTimestamp = &now
+		if h, ok := s.t.Strategy.(DeletionHolder); ok {
+			// As kube-apiserver's namespace storage: no grace period,
+			// and the strategy records the start (phase Terminating).
+			h.PrepareForDelete(obj)
+		} else {
+			zero := int64(0)
+			m.DeletionGracePeriodSeconds = &zero
+		}
 	}
 	m.SelfLink = ""
 	m.Generation = om.Generation
 	if subresource == "" {
-		if p, ok := s.t.Strategy.(UpdatePreparer); ok {
-			p.PrepareForUpdate(obj, old)
-		}
+		// Defaults first, as kube-apiserver's decoder applies them before
+		// the strategy sees the update: what PrepareForUpdate carries
+		// over from old (a Namespace's spec.finalizers) then wins.
 		if d, ok := s.t.Strategy.(Defaulter); ok {
 			d.Default(obj)
+		}
+		if p, ok := s.t.Strategy.(UpdatePreparer); ok {
+			p.PrepareForUpdate(obj, old)
 		}
 		if err := s.normalize(obj); err != nil {
 			return err
 		}
 	}
-	if s.bumpsGeneration(obj, old) {
+	if subresource != SubresourceFinalize && s.bumpsGeneration(obj, old) {
 		m.Generation = om.Generation + 1
 	}
 	m.ResourceVersion = ""
@@ -212,6 +243,9 @@ func (s *Store) validateUpdate(obj, old *api.Object, opts UpdateOptions) field.E
 		// The server itself sets the deletion fields when marking.
 		oldMeta.DeletionTimestamp = obj.Metadata.DeletionTimestamp
 		oldMeta.DeletionGracePeriodSeconds = obj.Metadata.DeletionGracePeriodSeconds
+		// ... and the garbage collector's finalizers the propagation
+		// policy asks for, which an object being deleted may gain.
+		oldMeta.Finalizers = obj.Metadata.Finalizers
 	}
 	// This also refuses new finalizers on an object being deleted.
 	errs = append(errs, ValidateObjectMetaUpdate(&obj.Metadata, &oldMeta)...)
@@ -219,4 +253,16 @@ func (s *Store) validateUpdate(obj, old *api.Object, opts UpdateOptions) field.E
 		errs = append(errs, v.ValidateUpdate(obj, old)...)
 	}
 	return errs
+}
+
+// servesSubresource reports whether updates may address sub.
+func (s *Store) servesSubresource(sub string) bool {
+	switch sub {
+	case SubresourceStatus:
+		return hasStatus(s.t.Strategy)
+	case SubresourceFinalize:
+		_, ok := s.t.Strategy.(FinalizeSubresource)
+		return ok
+	}
+	return false
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/miniapi/miniapi/controllers"
 	"github.com/miniapi/miniapi/endpoints"
 	"github.com/miniapi/miniapi/endpoints/handlers"
 	"github.com/miniapi/miniapi/registry"
@@ -56,6 +57,10 @@ type Config struct {
 	// HTTPS (HTTP/2 negotiated by ALPN, HTTP/1.1 otherwise) instead of
 	// plain HTTP (HTTP/1.1, or HTTP/2 with prior knowledge: h2c).
 	TLSCertFile, TLSKeyFile string
+	// Controllers selects the built-in controllers to run, in
+	// kube-controller-manager's --controllers form ("*", "name", "-name";
+	// see controllers.Select). Empty runs them all.
+	Controllers []string
 	// Logger receives all logs; nil discards them.
 	Logger *slog.Logger
 	// EtcdLogger receives the embedded etcd's own logs; nil discards them.
@@ -81,7 +86,8 @@ type Server struct {
 	// cachers of the types added at start; Start waits for them to fill.
 	cachers []*cacher.Cacher
 
-	// stopBackground stops the compactor; background tracks it.
+	// stopBackground stops the compactor and the controllers; background
+	// tracks them.
 	stopBackground context.CancelFunc
 	background     sync.WaitGroup
 
@@ -106,10 +112,17 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		}
 	}()
 
+	sel, err := controllers.Select(cfg.Controllers)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.startStorage(ctx, cfg); err != nil {
 		return nil, err
 	}
-	s.reg = registry.New(registry.Config{Storage: s.storageFactory, KeyRoot: cfg.EtcdPrefix, Logger: log})
+	s.reg = registry.New(registry.Config{
+		Storage: s.storageFactory, KeyRoot: cfg.EtcdPrefix, Logger: log,
+		DisableGarbageCollection: !sel.Enabled(controllers.GarbageCollectorName),
+	})
 	types := registry.BuiltinTypes()
 	if cfg.ResourcesFile != "" {
 		extra, err := registry.LoadResourceFile(cfg.ResourcesFile)
@@ -126,7 +139,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.waitCaches(ctx); err != nil {
 		return nil, err
 	}
-	s.startCompactor(cfg.CompactionInterval)
+	bg, stop := context.WithCancel(context.Background())
+	s.stopBackground = stop
+	s.startCompactor(bg, cfg.CompactionInterval)
+	s.startControllers(bg, sel)
 
 	listen := cfg.Listen
 	if listen == "" {
@@ -270,20 +286,27 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // startCompactor runs the history compactor in the background until
-// Shutdown.
-func (s *Server) startCompactor(interval time.Duration) {
+// ctx ends.
+func (s *Server) startCompactor(ctx context.Context, interval time.Duration) {
 	if interval < 0 {
 		return
 	}
 	if interval == 0 {
 		interval = DefaultCompactionInterval
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.stopBackground = cancel
 	c := &compactor{client: s.client, interval: interval, onError: func(err error) {
 		s.log.Warn("etcd compaction failed", "err", err)
 	}}
 	s.background.Go(func() { c.run(ctx) })
+}
+
+// startControllers runs the selected built-in controllers in the
+// background until ctx ends; Shutdown waits for them before it closes
+// the registry and storage they use.
+func (s *Server) startControllers(ctx context.Context, sel controllers.Selection) {
+	for _, c := range controllers.New(controllers.Config{Registry: s.reg, Selection: sel, Logger: s.log}) {
+		s.background.Go(func() { c.Run(ctx) })
+	}
 }
 
 // closeStorage stops background work, then releases the registry's

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/miniapi/miniapi/controllers"
 	"github.com/miniapi/miniapi/endpoints"
 	"github.com/miniapi/miniapi/server"
 	"github.com/spf13/cobra"
@@ -76,6 +77,7 @@ default, or an external cluster with --etcd-servers.`,
 	f.StringVar(&o.cfg.ResourcesFile, "resources", "", "YAML file declaring extra resource types to serve (see README)")
 	f.DurationVar(&o.cfg.CompactionInterval, "etcd-compaction-interval", server.DefaultCompactionInterval, "how often to compact etcd's history, keeping one interval of it (0 or less: never)")
 	f.IntVar(&o.cfg.WatchCacheSize, "watch-cache-size", 0, "events of history each type's watch cache keeps for watches from a resourceVersion (0: sized to cover at least 75 seconds)")
+	f.StringSliceVar(&o.cfg.Controllers, "controllers", []string{"*"}, "built-in controllers to run, as kube-controller-manager's flag: '*' for all (each is on by default), 'name' to turn one on, '-name' to turn one off; known: "+strings.Join(controllers.Names(), ", "))
 	f.StringVar(&o.kubeconfigOut, "kubeconfig-out", "", "write a kubeconfig for this server to this file (default: kubeconfig in --data-dir; with --etcd-servers and no --data-dir, miniapi-<port>.kubeconfig in the working directory)")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug (one line per request), info, warn or error")
 	f.BoolVar(&o.etcdLogs, "etcd-logs", false, "show the embedded etcd's own logs")

@@ -1,0 +1,99 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/miniapi/miniapi/registry"
+)
+
+// Names of the built-in controllers, as kube-controller-manager's
+// --controllers flag names them.
+const (
+	NamespaceControllerName = "namespace-controller"
+	GarbageCollectorName    = "garbage-collector-controller"
+)
+
+// Names lists every built-in controller; all are on by default.
+func Names() []string { return []string{NamespaceControllerName, GarbageCollectorName} }
+
+// Controller is one control loop. Run works until ctx ends and returns
+// only after every goroutine it started has exited.
+type Controller interface {
+	Run(ctx context.Context)
+}
+
+// Selection says which controllers run.
+type Selection map[string]bool
+
+// Select reads a list in kube-controller-manager's --controllers form:
+// "*" turns on every controller that is on by default, "name" turns one
+// on, "-name" turns it off. An empty list means "*".
+func Select(list []string) (Selection, error) {
+	if len(list) == 0 {
+		list = []string{"*"}
+	}
+	known := map[string]bool{}
+	for _, n := range Names() {
+		known[n] = true
+	}
+	all := false
+	on, off := map[string]bool{}, map[string]bool{}
+	for _, item := range list {
+		item = strings.TrimSpace(item)
+		name, disable := strings.CutPrefix(item, "-")
+		switch {
+		case item == "*":
+			all = true
+		case !known[name]:
+			return nil, fmt.Errorf("controllers: unknown controller %q (known: *, %s)", item, strings.Join(Names(), ", "))
+		case disable:
+			off[name] = true
+		default:
+			on[name] = true
+		}
+	}
+	sel := Selection{}
+	for _, n := range Names() {
+		sel[n] = !off[n] && (all || on[n])
+	}
+	return sel, nil
+}
+
+// Enabled reports whether controller name runs.
+func (s Selection) Enabled(name string) bool { return s[name] }
+
+// Config configures New.
+type Config struct {
+	// Registry is the live registry whose Stores the controllers read and
+	// write in-process; required.
+	Registry *registry.Registry
+	// Selection says which controllers to build; nil builds them all.
+	Selection Selection
+	// Logger receives the controllers' logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// New returns the selected controllers, not yet running: the caller owns
+// them, runs each with Run and cancels its context to stop it.
+func New(cfg Config) []Controller {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	sel := cfg.Selection
+	if sel == nil {
+		sel, _ = Select(nil)
+	}
+	var out []Controller
+	if sel.Enabled(NamespaceControllerName) {
+		out = append(out, NewNamespaceController(cfg.Registry, log))
+	}
+	if sel.Enabled(GarbageCollectorName) {
+		out = append(out, NewGarbageCollector(cfg.Registry, log))
+	}
+	return out
+}

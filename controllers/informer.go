@@ -1,0 +1,199 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/registry"
+	"github.com/miniapi/miniapi/storage"
+)
+
+// meta is the part of an object the controllers decide on. Values are
+// shared between the informer and its handler and never modified.
+type meta struct {
+	Namespace, Name, UID string
+	Deleting             bool
+	Finalizers           []string
+	OwnerReferences      []api.OwnerReference
+}
+
+// hasFinalizer reports whether m carries finalizer f.
+func (m *meta) hasFinalizer(f string) bool {
+	for _, x := range m.Finalizers {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeMeta reads the metadata of a stored object.
+func decodeMeta(data []byte) (*meta, error) {
+	var w struct {
+		Metadata struct {
+			Namespace         string               `json:"namespace"`
+			Name              string               `json:"name"`
+			UID               string               `json:"uid"`
+			DeletionTimestamp json.RawMessage      `json:"deletionTimestamp"`
+			Finalizers        []string             `json:"finalizers"`
+			OwnerReferences   []api.OwnerReference `json:"ownerReferences"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return nil, err
+	}
+	m := w.Metadata
+	dt := string(m.DeletionTimestamp)
+	return &meta{
+		Namespace: m.Namespace, Name: m.Name, UID: m.UID,
+		Deleting:   dt != "" && dt != "null",
+		Finalizers: m.Finalizers, OwnerReferences: m.OwnerReferences,
+	}, nil
+}
+
+// informer mirrors the objects of one Store in memory and reports every
+// change to its handler, the way client-go's informers do over HTTP: it
+// watches with sendInitialEvents (a list, then changes), resumes from the
+// last resourceVersion when a watch ends, and lists again when that
+// revision has been compacted away (410) or the watch failed.
+type informer struct {
+	store *registry.Store
+	log   *slog.Logger
+	// changed is called, on the informer's goroutine, for every change:
+	// old nil for a new object, cur nil for a deleted one. It must not
+	// block for long: the watch cache ends watchers that fall behind.
+	changed func(old, cur *meta)
+	// synced, if set, is called each time a list has been fully applied.
+	synced func()
+
+	known map[string]*meta // by namespace/name; owned by run
+}
+
+// Delays between failed watches.
+const (
+	watchRetryBase = 50 * time.Millisecond
+	watchRetryMax  = 5 * time.Second
+)
+
+// run keeps the mirror up to date until ctx ends.
+func (in *informer) run(ctx context.Context) {
+	in.known = map[string]*meta{}
+	var rev int64 // where to resume; 0 lists again
+	delay := watchRetryBase
+	for {
+		next, err := in.watch(ctx, rev)
+		if ctx.Err() != nil {
+			return
+		}
+		rev = next
+		if err == nil {
+			delay = watchRetryBase
+			continue
+		}
+		in.log.Debug("controllers: watch failed; listing again", "resource", in.store.Type().GVR().String(), "err", err)
+		if !sleep(ctx, delay) {
+			return
+		}
+		delay = min(2*delay, watchRetryMax)
+	}
+}
+
+// watch runs one watch, from rev or, when rev is 0, from a fresh list. It
+// returns the revision to resume from (0 to list again) and the error
+// that ended it, if any.
+func (in *informer) watch(ctx context.Context, rev int64) (int64, error) {
+	listing := rev == 0
+	opts := registry.WatchOptions{AllowBookmarks: true, SendInitialEvents: &listing}
+	if !listing {
+		opts.ResourceVersion = strconv.FormatInt(rev, 10)
+	}
+	w, err := in.store.Watch(ctx, "", opts)
+	if err != nil {
+		return 0, err
+	}
+	defer w.Stop()
+	// During a list, the keys it has shown; at its end the others are
+	// gone.
+	var seen map[string]bool
+	if listing {
+		seen = map[string]bool{}
+	}
+	for {
+		var ev storage.Event
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return rev, nil
+		case ev, ok = <-w.ResultChan():
+		}
+		if !ok {
+			if seen != nil {
+				return 0, nil // ended inside the list: it is incomplete
+			}
+			return rev, nil
+		}
+		switch ev.Type {
+		case storage.ErrorEvent:
+			if storage.IsCompacted(ev.Err) {
+				return 0, nil // 410: our revision is gone; list again
+			}
+			return 0, ev.Err
+		case storage.Bookmark:
+			rev = max(rev, ev.Object.Revision)
+			if ev.InitialEventsEnd && seen != nil {
+				in.dropUnseen(seen)
+				seen = nil
+				if in.synced != nil {
+					in.synced()
+				}
+			}
+		case storage.Added, storage.Modified, storage.Deleted:
+			rev = max(rev, ev.Object.Revision)
+			m, err := decodeMeta(ev.Object.Data)
+			if err != nil {
+				in.log.Warn("controllers: undecodable object", "key", ev.Object.Key, "err", err)
+				continue
+			}
+			key := m.Namespace + "/" + m.Name
+			old := in.known[key]
+			if ev.Type == storage.Deleted {
+				delete(in.known, key)
+				if old != nil {
+					in.changed(old, nil)
+				}
+				continue
+			}
+			in.known[key] = m
+			if seen != nil {
+				seen[key] = true
+			}
+			in.changed(old, m)
+		}
+	}
+}
+
+// dropUnseen reports as deleted the objects a fresh list did not show.
+func (in *informer) dropUnseen(seen map[string]bool) {
+	for key, m := range in.known {
+		if !seen[key] {
+			delete(in.known, key)
+			in.changed(m, nil)
+		}
+	}
+}
+
+// sleep waits for d and reports false if ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,249 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/storage"
+	"github.com/miniapi/miniapi/storage/etcd3"
+	"github.com/miniapi/miniapi/storage/etcd3/etcd3test"
+)
+
+// newDeleteRegistry serves the built-in types over a fresh embedded etcd.
+func newDeleteRegistry(t *testing.T, cfg Config) *Registry {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs etcd")
+	}
+	client := etcd3test.Start(t)
+	cfg.Storage = func(*Type, storage.ResourceKeys, storage.AttrFunc) (storage.Interface, func() error, error) {
+		return etcd3.New(etcd3.Config{Client: client}), nil, nil
+	}
+	reg := New(cfg)
+	for _, typ := range BuiltinTypes() {
+		if err := reg.Add(typ); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { reg.Close() })
+	return reg
+}
+
+func storeOf(t *testing.T, reg *Registry, plural string) *Store {
+	t.Helper()
+	res, ok := reg.Snapshot().Lookup("", "v1", plural)
+	if !ok {
+		t.Fatalf("%s not served", plural)
+	}
+	return res.Store
+}
+
+func mustCreate(t *testing.T, s *Store, ns, body string) *api.Object {
+	t.Helper()
+	var obj api.Object
+	if err := json.Unmarshal([]byte(body), &obj); err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.Create(context.Background(), ns, &obj, CreateOptions{})
+	if err != nil {
+		t.Fatalf("create %s: %v", body, err)
+	}
+	return mustDecode(t, out)
+}
+
+func mustDecode(t *testing.T, o *storage.Object) *api.Object {
+	t.Helper()
+	obj, err := decode(o.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+// nextEvent returns the watch's next event within a deadline.
+func nextEvent(t *testing.T, w storage.Watcher) storage.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-w.ResultChan():
+		if !ok {
+			t.Fatal("watch ended")
+		}
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatal("no watch event within 10s")
+	}
+	panic("unreachable")
+}
+
+func TestDeleteWithFinalizersMarksThenRemoves(t *testing.T) {
+	ctx := context.Background()
+	reg := newDeleteRegistry(t, Config{})
+	mustCreate(t, storeOf(t, reg, "namespaces"), "", `{"metadata":{"name":"ns1"}}`)
+	cms := storeOf(t, reg, "configmaps")
+	created := mustCreate(t, cms, "ns1", `{"metadata":{"name":"held","finalizers":["example.com/hold"]}}`)
+
+	w, err := cms.Watch(ctx, "ns1", WatchOptions{ListOptions: ListOptions{ResourceVersion: created.Metadata.ResourceVersion}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	out, deleted, err := cms.Delete(ctx, "ns1", "held", DeleteOptions{})
+	if err != nil || deleted {
+		t.Fatalf("delete = %v, %v; want marked", deleted, err)
+	}
+	marked := mustDecode(t, out)
+	if marked.Metadata.DeletionTimestamp == nil || marked.Metadata.DeletionGracePeriodSeconds == nil || *marked.Metadata.DeletionGracePeriodSeconds != 0 {
+		t.Fatalf("not marked: %+v", marked.Metadata)
+	}
+	if ev := nextEvent(t, w); ev.Type != storage.Modified || mustDecode(t, ev.Object).Metadata.DeletionTimestamp == nil {
+		t.Fatalf("first event %s, want MODIFIED with deletionTimestamp", ev.Type)
+	}
+	// Deleting again changes nothing.
+	if _, deleted, err := cms.Delete(ctx, "ns1", "held", DeleteOptions{}); err != nil || deleted {
+		t.Fatalf("second delete = %v, %v", deleted, err)
+	}
+
+	marked.Metadata.Finalizers = nil
+	if _, err := cms.Update(ctx, "ns1", "held", marked, UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := nextEvent(t, w); ev.Type != storage.Deleted {
+		t.Fatalf("event %s after the last finalizer went, want DELETED", ev.Type)
+	}
+	if _, err := cms.Get(ctx, "ns1", "held", ""); !api.IsNotFound(err) {
+		t.Fatalf("get after finalization: %v", err)
+	}
+}
+
+func TestPropagationPolicyFinalizers(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		gcOff    bool
+		policy   string
+		existing []string
+		want     []string // finalizers after the delete; nil: deleted
+	}{
+		{name: "background deletes at once", policy: api.DeletePropagationBackground},
+		{name: "unset deletes at once", policy: ""},
+		{name: "orphan", policy: api.DeletePropagationOrphan, want: []string{"orphan"}},
+		{name: "foreground", policy: api.DeletePropagationForeground, want: []string{"foregroundDeletion"}},
+		{name: "foreground keeps others", policy: api.DeletePropagationForeground, existing: []string{"example.com/a"}, want: []string{"example.com/a", "foregroundDeletion"}},
+		{name: "foreground replaces orphan", policy: api.DeletePropagationForeground, existing: []string{"orphan"}, want: []string{"foregroundDeletion"}},
+		{name: "background drops orphan", policy: api.DeletePropagationBackground, existing: []string{"orphan"}},
+		{name: "unset keeps orphan", policy: "", existing: []string{"orphan"}, want: []string{"orphan"}},
+		{name: "collector off: orphan deletes at once", gcOff: true, policy: api.DeletePropagationOrphan},
+		{name: "collector off: foreground deletes at once", gcOff: true, policy: api.DeletePropagationForeground},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := newDeleteRegistry(t, Config{DisableGarbageCollection: tc.gcOff})
+			mustCreate(t, storeOf(t, reg, "namespaces"), "", `{"metadata":{"name":"ns1"}}`)
+			cms := storeOf(t, reg, "configmaps")
+			fins, _ := json.Marshal(tc.existing)
+			mustCreate(t, cms, "ns1", `{"metadata":{"name":"a","finalizers":`+string(fins)+`}}`)
+			out, deleted, err := cms.Delete(ctx, "ns1", "a", DeleteOptions{PropagationPolicy: tc.policy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == nil {
+				if !deleted {
+					t.Fatalf("kept with finalizers %v", mustDecode(t, out).Metadata.Finalizers)
+				}
+				return
+			}
+			got := mustDecode(t, out).Metadata
+			if deleted || got.DeletionTimestamp == nil || !slices.Equal(got.Finalizers, tc.want) {
+				t.Fatalf("deleted %v, deletionTimestamp %v, finalizers %v; want marked with %v", deleted, got.DeletionTimestamp, got.Finalizers, tc.want)
+			}
+		})
+	}
+}
+
+func TestNamespaceDeleteTerminatesAndFinalizes(t *testing.T) {
+	ctx := context.Background()
+	reg := newDeleteRegistry(t, Config{})
+	nss := storeOf(t, reg, "namespaces")
+	mustCreate(t, nss, "", `{"metadata":{"name":"ns1"}}`)
+
+	out, deleted, err := nss.Delete(ctx, "", "ns1", DeleteOptions{})
+	if err != nil || deleted {
+		t.Fatalf("delete = %v, %v; want kept", deleted, err)
+	}
+	ns := mustDecode(t, out)
+	if ns.Metadata.DeletionTimestamp == nil || ns.Metadata.DeletionGracePeriodSeconds != nil {
+		t.Fatalf("metadata %+v: want deletionTimestamp and no grace period", ns.Metadata)
+	}
+	if got := string(ns.Fields["status"]); got != `{"phase":"Terminating"}` {
+		t.Fatalf("status %s", got)
+	}
+	// spec.finalizers hold it: deleting again answers it unchanged.
+	again, deleted, err := nss.Delete(ctx, "", "ns1", DeleteOptions{})
+	if err != nil || deleted || mustDecode(t, again).Metadata.ResourceVersion != ns.Metadata.ResourceVersion {
+		t.Fatalf("second delete = %v, %v", deleted, err)
+	}
+	// Nothing new inside it.
+	_, err = storeOf(t, reg, "configmaps").Create(ctx, "ns1", &api.Object{Metadata: api.ObjectMeta{Name: "late"}}, CreateOptions{})
+	if api.ReasonForError(err) != api.ReasonForbidden {
+		t.Fatalf("create in a terminating namespace: %v, want Forbidden", err)
+	}
+	// The main resource cannot drop spec.finalizers ...
+	ns.Fields["spec"] = json.RawMessage(`{}`)
+	if _, err := nss.Update(ctx, "", "ns1", ns, UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := nss.Get(ctx, "", "ns1", "")
+	if err != nil {
+		t.Fatalf("namespace gone after a main-resource update: %v", err)
+	}
+	// ... /finalize can, and the namespace goes with them.
+	ns = mustDecode(t, cur)
+	ns.Fields["spec"] = json.RawMessage(`{}`)
+	if _, err := nss.Update(ctx, "", "ns1", ns, UpdateOptions{Subresource: SubresourceFinalize}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nss.Get(ctx, "", "ns1", ""); !api.IsNotFound(err) {
+		t.Fatalf("namespace after finalize: %v", err)
+	}
+	// Other types have no /finalize.
+	mustCreate(t, nss, "", `{"metadata":{"name":"ns2"}}`)
+	cm := mustCreate(t, storeOf(t, reg, "configmaps"), "ns2", `{"metadata":{"name":"x"}}`)
+	if _, err := storeOf(t, reg, "configmaps").Update(ctx, "ns2", "x", cm, UpdateOptions{Subresource: SubresourceFinalize}); !api.IsNotFound(err) {
+		t.Fatalf("finalize on a configmap: %v, want NotFound", err)
+	}
+}
+
+func TestNamespaceWaitsForMetadataFinalizers(t *testing.T) {
+	ctx := context.Background()
+	reg := newDeleteRegistry(t, Config{})
+	nss := storeOf(t, reg, "namespaces")
+	mustCreate(t, nss, "", `{"metadata":{"name":"ns1"}}`)
+	out, _, err := nss.Delete(ctx, "", "ns1", DeleteOptions{PropagationPolicy: api.DeletePropagationOrphan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := mustDecode(t, out)
+	if !slices.Equal(ns.Metadata.Finalizers, []string{"orphan"}) {
+		t.Fatalf("finalizers %v, want [orphan]", ns.Metadata.Finalizers)
+	}
+	ns.Fields["spec"] = json.RawMessage(`{}`)
+	out, err = nss.Update(ctx, "", "ns1", ns, UpdateOptions{Subresource: SubresourceFinalize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns = mustDecode(t, out)
+	if _, err := nss.Get(ctx, "", "ns1", ""); err != nil {
+		t.Fatalf("namespace gone while metadata.finalizers remain: %v", err)
+	}
+	ns.Metadata.Finalizers = nil
+	if _, err := nss.Update(ctx, "", "ns1", ns, UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nss.Get(ctx, "", "ns1", ""); !api.IsNotFound(err) {
+		t.Fatalf("namespace after its last finalizer went: %v", err)
+	}
+}
