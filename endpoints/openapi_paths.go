@@ -81,6 +81,10 @@ var listParams = []param{paramWatchBookmarks, paramContinue, paramFieldSelector,
 var (
 	objectMediaTypes = []string{"application/json", "application/yaml"}
 	listMediaTypes   = []string{"application/json", "application/yaml", "application/json;stream=watch"}
+	// The built-in kinds also speak protobuf, as kube-apiserver's do.
+	builtinObjectMediaTypes = []string{"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"}
+	builtinListMediaTypes   = []string{"application/json", "application/yaml", "application/json;stream=watch",
+		"application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf;stream=watch"}
 	// patchTypes are the patches every type accepts; built-in kinds also
 	// take strategic merge patches, which is how kubectl tells that it may
 	// send one.
@@ -112,9 +116,10 @@ func typePaths(res *registry.Resource, n typeNames) []pathItem {
 		scopeParams = []param{paramNamespace, paramPretty}
 	}
 	named := append([]param{paramName}, scopeParams...)
-	patches := patchTypes
+	patches, objectTypes, listTypes := patchTypes, objectMediaTypes, listMediaTypes
 	if isBuiltin(res) {
 		patches = append(append([]string(nil), patchTypes...), registry.PatchStrategicMerge)
+		objectTypes, listTypes = builtinObjectMediaTypes, builtinListMediaTypes
 	}
 	kind := t.Kind
 	ok := func(def string) []opResponse { return []opResponse{{"200", "OK", def}} }
@@ -131,39 +136,39 @@ func typePaths(res *registry.Resource, n typeNames) []pathItem {
 	items := []pathItem{
 		{path: collection, params: scopeParams, ops: []operation{
 			{method: "get", id: "list" + n.opKind, action: "list", description: "list " + kind + " objects, or watch them with watch=true",
-				params: listParams, responses: ok(n.listDef), produces: listMediaTypes},
+				params: listParams, responses: ok(n.listDef), produces: listTypes},
 			{method: "post", id: "create" + n.opKind, action: "post", description: "create a " + kind,
 				params: []param{paramDryRun, paramFieldManager, paramFieldValidation},
-				body:   n.kindDef, bodyTypes: objectMediaTypes, responses: written(true), produces: objectMediaTypes},
+				body:   n.kindDef, bodyTypes: objectTypes, responses: written(true), produces: objectTypes},
 			{method: "delete", id: "delete" + n.collectionKind, action: "deletecollection", description: "delete every matching " + kind,
 				params: []param{paramContinue, paramDryRun, paramFieldSelector, paramGracePeriod, paramLabelSelector, paramLimit, paramOrphan, paramPropagation, paramRV, paramRVMatch, paramInitialEvents, paramTimeout},
-				body:   defDeleteOptions, bodyTypes: objectMediaTypes, responses: ok(n.listDef), produces: objectMediaTypes},
+				body:   defDeleteOptions, bodyTypes: objectMediaTypes, responses: ok(n.listDef), produces: objectTypes},
 		}},
 		{path: collection + "/{name}", params: named, ops: []operation{
 			{method: "get", id: "read" + n.opKind, action: "get", description: "read the named " + kind,
-				responses: ok(n.kindDef), produces: objectMediaTypes},
+				responses: ok(n.kindDef), produces: objectTypes},
 			{method: "put", id: "replace" + n.opKind, action: "put", description: "replace the named " + kind,
 				params: []param{paramDryRun, paramFieldManager, paramFieldValidation},
-				body:   n.kindDef, bodyTypes: objectMediaTypes, responses: written(false), produces: objectMediaTypes},
+				body:   n.kindDef, bodyTypes: objectTypes, responses: written(false), produces: objectTypes},
 			{method: "patch", id: "patch" + n.opKind, action: "patch", description: "partially update the named " + kind,
 				params: []param{paramDryRun, paramFieldManager, paramFieldValidation, paramForce},
-				body:   defPatch, bodyTypes: patches, responses: written(false), produces: objectMediaTypes},
+				body:   defPatch, bodyTypes: patches, responses: written(false), produces: objectTypes},
 			{method: "delete", id: "delete" + n.opKind, action: "delete", description: "delete the named " + kind,
 				params: []param{paramDryRun, paramGracePeriod, paramOrphan, paramPropagation},
 				body:   defDeleteOptions, bodyTypes: objectMediaTypes,
-				responses: []opResponse{{"200", "OK", n.kindDef}, {"202", "Accepted", n.kindDef}}, produces: objectMediaTypes},
+				responses: []opResponse{{"200", "OK", n.kindDef}, {"202", "Accepted", n.kindDef}}, produces: objectTypes},
 		}},
 	}
 	if registry.HasStatus(t) {
 		items = append(items, pathItem{path: collection + "/{name}/status", params: named, ops: []operation{
 			{method: "get", id: "read" + n.opKind + "Status", action: "get", description: "read the status of the named " + kind,
-				responses: ok(n.kindDef), produces: objectMediaTypes},
+				responses: ok(n.kindDef), produces: objectTypes},
 			{method: "put", id: "replace" + n.opKind + "Status", action: "put", description: "replace the status of the named " + kind,
 				params: []param{paramDryRun, paramFieldManager, paramFieldValidation},
-				body:   n.kindDef, bodyTypes: objectMediaTypes, responses: written(false), produces: objectMediaTypes},
+				body:   n.kindDef, bodyTypes: objectTypes, responses: written(false), produces: objectTypes},
 			{method: "patch", id: "patch" + n.opKind + "Status", action: "patch", description: "partially update the status of the named " + kind,
 				params: []param{paramDryRun, paramFieldManager, paramFieldValidation, paramForce},
-				body:   defPatch, bodyTypes: patches, responses: written(false), produces: objectMediaTypes},
+				body:   defPatch, bodyTypes: patches, responses: written(false), produces: objectTypes},
 		}})
 	}
 	watchParams := append(append([]param(nil), listParams...), scopeParams...)
@@ -171,12 +176,12 @@ func typePaths(res *registry.Resource, n typeNames) []pathItem {
 		pathItem{path: watchCollection, params: watchParams, ops: []operation{
 			{method: "get", id: "watch" + n.opKind + "List", action: "watchlist",
 				description: "watch changes to " + kind + " objects; deprecated: use watch=true on the list",
-				responses:   ok(defWatchEvent), produces: listMediaTypes},
+				responses:   ok(defWatchEvent), produces: listTypes},
 		}},
 		pathItem{path: watchCollection + "/{name}", params: append(append([]param(nil), listParams...), named...), ops: []operation{
 			{method: "get", id: "watch" + n.opKind, action: "watch",
 				description: "watch changes to the named " + kind + "; deprecated: use watch=true on the list with a metadata.name field selector",
-				responses:   ok(defWatchEvent), produces: listMediaTypes},
+				responses:   ok(defWatchEvent), produces: listTypes},
 		}},
 	)
 	if t.Namespaced {
@@ -185,12 +190,12 @@ func typePaths(res *registry.Resource, n typeNames) []pathItem {
 			pathItem{path: prefix + "/" + t.Plural, params: []param{paramPretty}, ops: []operation{
 				{method: "get", id: "list" + n.clusterKind + "ForAllNamespaces", action: "list",
 					description: "list " + kind + " objects of every namespace, or watch them with watch=true",
-					params:      listParams, responses: ok(n.listDef), produces: listMediaTypes},
+					params:      listParams, responses: ok(n.listDef), produces: listTypes},
 			}},
 			pathItem{path: prefix + "/watch/" + t.Plural, params: append(append([]param(nil), listParams...), paramPretty), ops: []operation{
 				{method: "get", id: "watch" + n.clusterKind + "ListForAllNamespaces", action: "watchlist",
 					description: "watch changes to " + kind + " objects of every namespace; deprecated: use watch=true on the list",
-					responses:   ok(defWatchEvent), produces: listMediaTypes},
+					responses:   ok(defWatchEvent), produces: listTypes},
 			}},
 		)
 	}

@@ -223,6 +223,19 @@ func TestOpenAPIV3ClientGo(t *testing.T) {
 					}
 				}
 			}
+			reads := 0
+			for path, item := range doc.Paths.Paths {
+				if get := item.Get; get != nil && get.Extensions["x-kubernetes-action"] == "get" {
+					reads++
+					_, pb := get.Responses.StatusCodeResponses[200].Content["application/vnd.kubernetes.protobuf"]
+					if pb != tc.builtin {
+						t.Errorf("GET %s: protobuf answer advertised %v, want %v", path, pb, tc.builtin)
+					}
+				}
+			}
+			if reads == 0 {
+				t.Error("no read operation found")
+			}
 			if tc.builtin {
 				checkExplain(t, raw, tc.gvk, tc.field)
 			}
