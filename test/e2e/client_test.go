@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,9 +81,8 @@ func clientConfig(t *testing.T, srv *serverProc) *rest.Config {
 	return cfg
 }
 
-// jsonOnly pins a config to JSON in both directions.
-// TODO(protobuf): drop once miniapi serves protobuf; typed clients then
-// run with their default encoding.
+// jsonOnly pins a config to JSON in both directions, for the typed
+// clients' JSON path (their default is protobuf).
 func jsonOnly(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.ContentType = "application/json"
@@ -122,13 +123,20 @@ func TestClientGo(t *testing.T) {
 	}
 	srv := startServer(t, t.TempDir(), "--resources", file)
 	cfg := clientConfig(t, srv)
-	cs, err := kubernetes.NewForConfig(jsonOnly(cfg))
+	// The typed clientset with its defaults: protobuf both ways for the
+	// built-in types. The recorder proves it.
+	var media mediaRecorder
+	cs, err := kubernetes.NewForConfig(media.wrap(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	csJSON, err := kubernetes.NewForConfig(jsonOnly(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	for _, ns := range []string{"dyn", "meta", "typed", "pager", "retry", "election"} {
+	for _, ns := range []string{"dyn", "meta", "typed", "typed-json", "pager", "retry", "election"} {
 		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +144,15 @@ func TestClientGo(t *testing.T) {
 	t.Run("discovery", func(t *testing.T) { testDiscovery(t, cfg) })
 	t.Run("dynamic", func(t *testing.T) { testDynamic(ctx, t, cfg) })
 	t.Run("metadata", func(t *testing.T) { testMetadata(ctx, t, cfg, cs) })
-	t.Run("typed", func(t *testing.T) { testTyped(ctx, t, cs) })
+	t.Run("typed/protobuf", func(t *testing.T) {
+		testTyped(ctx, t, cs, "typed")
+		for _, want := range []string{"request " + protobufMedia, "response " + protobufMedia} {
+			if !media.saw(want) {
+				t.Errorf("the typed client never had a %s; saw %v", want, media.all())
+			}
+		}
+	})
+	t.Run("typed/json", func(t *testing.T) { testTyped(ctx, t, csJSON, "typed-json") })
 	t.Run("pager", func(t *testing.T) { testPager(ctx, t, cs) })
 	t.Run("RetryOnConflict", func(t *testing.T) { testRetryOnConflict(ctx, t, cs) })
 	t.Run("leader election", func(t *testing.T) { testLeaderElection(ctx, t, cs) })
@@ -148,7 +164,8 @@ func TestClientGo(t *testing.T) {
 func testDiscovery(t *testing.T, cfg *rest.Config) {
 	for _, legacy := range []bool{true, false} {
 		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) {
-			dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+			var media mediaRecorder
+			dc, err := discovery.NewDiscoveryClientForConfig(media.wrap(cfg))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,6 +173,9 @@ func testDiscovery(t *testing.T, cfg *rest.Config) {
 			groups, lists, err := dc.ServerGroupsAndResources()
 			if err != nil {
 				t.Fatal(err)
+			}
+			if aggregated := media.saw("response " + aggregatedDiscoveryMedia); aggregated == legacy {
+				t.Errorf("aggregated discovery answered: %v; saw %v", aggregated, media.all())
 			}
 			var gvs []string
 			for _, g := range groups {
@@ -383,9 +403,8 @@ func testMetadata(ctx context.Context, t *testing.T, cfg *rest.Config, cs kubern
 	}
 }
 
-// testTyped runs the typed clientset over each built-in type.
-func testTyped(ctx context.Context, t *testing.T, cs kubernetes.Interface) {
-	const ns = "typed"
+// testTyped runs the typed clientset over each built-in type in ns.
+func testTyped(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns string) {
 	cm, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}, Data: map[string]string{"k": "v"}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -594,3 +613,61 @@ func testLeaderElection(ctx context.Context, t *testing.T, cs kubernetes.Interfa
 		t.Errorf("%d candidates led at once", m)
 	}
 }
+
+// Media types the recorder looks for.
+const (
+	protobufMedia            = "application/vnd.kubernetes.protobuf"
+	aggregatedDiscoveryMedia = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+)
+
+// mediaRecorder notes the Content-Type of every request and response a
+// client makes, as "request <type>" and "response <type>".
+type mediaRecorder struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+// wrap returns a copy of cfg whose transport records into r.
+func (r *mediaRecorder) wrap(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			r.note("request", req.Header.Get("Content-Type"))
+			resp, err := rt.RoundTrip(req)
+			if err == nil {
+				r.note("response", resp.Header.Get("Content-Type"))
+			}
+			return resp, err
+		})
+	})
+	return cfg
+}
+
+func (r *mediaRecorder) note(dir, ct string) {
+	if ct == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen == nil {
+		r.seen = map[string]bool{}
+	}
+	r.seen[dir+" "+strings.ReplaceAll(ct, " ", "")] = true
+}
+
+func (r *mediaRecorder) saw(s string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seen[s]
+}
+
+func (r *mediaRecorder) all() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Sorted(maps.Keys(r.seen))
+}
+
+// roundTripFunc is an http.RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

@@ -517,3 +517,95 @@ func TestKubectlModify(t *testing.T) {
 		t.Errorf("get after delete: %v %s", r.err, r.stderr)
 	}
 }
+
+// TestKubectlCreateApplyEdit runs the typed create commands (protobuf
+// bodies), apply (create, then configured, then unchanged, and a
+// misspelt field refused by server-side field validation), edit with a
+// scripted editor, and explain.
+func TestKubectlCreateApplyEdit(t *testing.T) {
+	skipIfShort(t)
+	t.Parallel()
+	srv := kubectlServer(t)
+
+	if out := kubectl(t, srv, "create", "namespace", "team"); strings.TrimSpace(out) != "namespace/team created" {
+		t.Errorf("create namespace: %q", out)
+	}
+	if out := kubectl(t, srv, "create", "configmap", "settings", "-n", "team", "--from-literal=mode=fast", "--from-literal=level=3"); strings.TrimSpace(out) != "configmap/settings created" {
+		t.Errorf("create configmap: %q", out)
+	}
+	got := srv.must(t, 200, "GET", "/api/v1/namespaces/team/configmaps/settings", nil)
+	if str(got, "data.mode") != "fast" || str(got, "data.level") != "3" {
+		t.Errorf("created configmap: %v", got)
+	}
+	if r := runKubectl(t, srv, "", nil, "create", "namespace", "team"); r.err == nil || !strings.Contains(r.stderr, `namespaces "team" already exists`) {
+		t.Errorf("second create namespace: %v %s", r.err, r.stderr)
+	}
+
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "app.yaml")
+	write := func(color string) {
+		t.Helper()
+		doc := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: team\n  labels:\n    app: web\ndata:\n  color: " + color + "\n" +
+			"---\napiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: gear\n  namespace: team\nspec:\n  color: " + color + "\n"
+		if err := os.WriteFile(manifest, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("blue")
+	if out := kubectl(t, srv, "apply", "-f", manifest); out != "configmap/app created\nwidget.example.com/gear created\n" {
+		t.Errorf("first apply: %q", out)
+	}
+	write("green")
+	if out := kubectl(t, srv, "apply", "-f", manifest); out != "configmap/app configured\nwidget.example.com/gear configured\n" {
+		t.Errorf("second apply: %q", out)
+	}
+	if out := kubectl(t, srv, "apply", "-f", manifest); out != "configmap/app unchanged\nwidget.example.com/gear unchanged\n" {
+		t.Errorf("third apply: %q", out)
+	}
+	if c := kubectl(t, srv, "get", "cm", "app", "-n", "team", "-o", "jsonpath={.data.color}"); c != "green" {
+		t.Errorf("applied color %q", c)
+	}
+	// kubectl asks for fieldValidation=Strict: a misspelt field is an
+	// error from the server, as from kube-apiserver.
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: typo\n  namespace: team\ndta:\n  k: v\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runKubectl(t, srv, "", nil, "apply", "-f", bad)
+	if r.err == nil || !strings.Contains(r.stderr, `ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "dta"`) {
+		t.Errorf("apply with an unknown field: %v\n%s%s", r.err, r.stdout, r.stderr)
+	}
+
+	// edit: the editor is a script that changes the color in the file
+	// kubectl hands it.
+	editor := filepath.Join(dir, "editor.sh")
+	if err := os.WriteFile(editor, []byte("#!/bin/sh\nsed -i 's/color: green/color: purple/' \"$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r = runKubectl(t, srv, "", []string{"EDITOR=" + editor, "KUBE_EDITOR=" + editor}, "edit", "cm", "app", "-n", "team")
+	if r.err != nil || strings.TrimSpace(r.stdout) != "configmap/app edited" {
+		t.Errorf("edit: %v\nstdout: %q\nstderr: %s", r.err, r.stdout, r.stderr)
+	}
+	if c := kubectl(t, srv, "get", "cm", "app", "-n", "team", "-o", "jsonpath={.data.color}"); c != "purple" {
+		t.Errorf("edited color %q", c)
+	}
+	r = runKubectl(t, srv, "", []string{"EDITOR=" + editor, "KUBE_EDITOR=" + editor}, "edit", "wd", "gear", "-n", "team")
+	if r.err != nil || strings.TrimSpace(r.stdout) != "widget.example.com/gear edited" {
+		t.Errorf("edit widget: %v\nstdout: %q\nstderr: %s", r.err, r.stdout, r.stderr)
+	}
+
+	out := kubectl(t, srv, "explain", "configmap")
+	for _, re := range []string{`(?m)^KIND:\s+ConfigMap$`, `(?m)^VERSION:\s+v1$`, `(?m)^DESCRIPTION:$`, `(?m)^FIELDS:$`, `(?m)^\s+data\s+<map\[string\]string>$`, `(?m)^\s+metadata\s+<ObjectMeta>$`} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("explain configmap does not match %s:\n%s", re, out)
+		}
+	}
+	out = kubectl(t, srv, "explain", "lease.spec.holderIdentity")
+	if !regexp.MustCompile(`(?m)^FIELD:\s+holderIdentity <string>$`).MatchString(out) {
+		t.Errorf("explain lease.spec.holderIdentity:\n%s", out)
+	}
+	out = kubectl(t, srv, "explain", "widgets")
+	if !regexp.MustCompile(`(?m)^KIND:\s+Widget$`).MatchString(out) || !regexp.MustCompile(`(?m)^GROUP:\s+example.com$`).MatchString(out) {
+		t.Errorf("explain widgets:\n%s", out)
+	}
+}
