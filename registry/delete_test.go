@@ -13,8 +13,8 @@ import (
 	"github.com/miniapi/miniapi/storage/etcd3/etcd3test"
 )
 
-// newDeleteRegistry serves the built-in types over a fresh embedded etcd.
-func newDeleteRegistry(t *testing.T, cfg Config) *Registry {
+// newEtcdRegistry serves the built-in types over a fresh embedded etcd.
+func newEtcdRegistry(t *testing.T, cfg Config) *Registry {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs etcd")
@@ -81,7 +81,7 @@ func nextEvent(t *testing.T, w storage.Watcher) storage.Event {
 
 func TestDeleteWithFinalizersMarksThenRemoves(t *testing.T) {
 	ctx := context.Background()
-	reg := newDeleteRegistry(t, Config{})
+	reg := newEtcdRegistry(t, Config{})
 	mustCreate(t, storeOf(t, reg, "namespaces"), "", `{"metadata":{"name":"ns1"}}`)
 	cms := storeOf(t, reg, "configmaps")
 	created := mustCreate(t, cms, "ns1", `{"metadata":{"name":"held","finalizers":["example.com/hold"]}}`)
@@ -141,7 +141,7 @@ func TestPropagationPolicyFinalizers(t *testing.T) {
 		{name: "collector off: foreground deletes at once", gcOff: true, policy: api.DeletePropagationForeground},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			reg := newDeleteRegistry(t, Config{DisableGarbageCollection: tc.gcOff})
+			reg := newEtcdRegistry(t, Config{DisableGarbageCollection: tc.gcOff})
 			mustCreate(t, storeOf(t, reg, "namespaces"), "", `{"metadata":{"name":"ns1"}}`)
 			cms := storeOf(t, reg, "configmaps")
 			fins, _ := json.Marshal(tc.existing)
@@ -166,7 +166,7 @@ func TestPropagationPolicyFinalizers(t *testing.T) {
 
 func TestNamespaceDeleteTerminatesAndFinalizes(t *testing.T) {
 	ctx := context.Background()
-	reg := newDeleteRegistry(t, Config{})
+	reg := newEtcdRegistry(t, Config{})
 	nss := storeOf(t, reg, "namespaces")
 	mustCreate(t, nss, "", `{"metadata":{"name":"ns1"}}`)
 
@@ -219,7 +219,7 @@ func TestNamespaceDeleteTerminatesAndFinalizes(t *testing.T) {
 
 func TestNamespaceWaitsForMetadataFinalizers(t *testing.T) {
 	ctx := context.Background()
-	reg := newDeleteRegistry(t, Config{})
+	reg := newEtcdRegistry(t, Config{})
 	nss := storeOf(t, reg, "namespaces")
 	mustCreate(t, nss, "", `{"metadata":{"name":"ns1"}}`)
 	out, _, err := nss.Delete(ctx, "", "ns1", DeleteOptions{PropagationPolicy: api.DeletePropagationOrphan})
