@@ -609,3 +609,34 @@ func TestKubectlCreateApplyEdit(t *testing.T) {
 		t.Errorf("explain widgets:\n%s", out)
 	}
 }
+
+// TestKubectlDeleteNamespace deletes a namespace with objects inside:
+// kubectl waits while the namespace controller empties it, and returns
+// once the namespace is gone, with everything that was in it.
+func TestKubectlDeleteNamespace(t *testing.T) {
+	skipIfShort(t)
+	t.Parallel()
+	srv := kubectlServer(t)
+	srv.must(t, 201, "POST", "/api/v1/namespaces", namespace("doomed"))
+	seedConfigMaps(t, srv, "doomed", "cm", 5)
+	srv.must(t, 201, "POST", "/apis/example.com/v1/namespaces/doomed/widgets",
+		map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "gear"}})
+	srv.must(t, 201, "POST", "/api/v1/namespaces", namespace("kept"))
+	seedConfigMaps(t, srv, "kept", "cm", 2)
+
+	if out := kubectl(t, srv, "delete", "namespace", "doomed", "--timeout=50s"); strings.TrimSpace(out) != `namespace "doomed" deleted` {
+		t.Errorf("delete namespace: %q", out)
+	}
+	if r := runKubectl(t, srv, "", nil, "get", "ns", "doomed"); r.err == nil || !strings.Contains(r.stderr, `namespaces "doomed" not found`) {
+		t.Errorf("get ns after delete: %v %s%s", r.err, r.stdout, r.stderr)
+	}
+	if got := items(t, srv.must(t, 200, "GET", "/api/v1/namespaces/doomed/configmaps", nil)); len(got) != 0 {
+		t.Errorf("%d configmaps left in the deleted namespace", len(got))
+	}
+	if got := items(t, srv.must(t, 200, "GET", "/apis/example.com/v1/namespaces/doomed/widgets", nil)); len(got) != 0 {
+		t.Errorf("%d widgets left in the deleted namespace", len(got))
+	}
+	if names := column(t, kubectl(t, srv, "get", "cm", "-n", "kept"), "NAME"); len(names) != 2 {
+		t.Errorf("other namespace lost objects: %v", names)
+	}
+}
