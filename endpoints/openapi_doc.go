@@ -53,7 +53,7 @@ func kindDefinition(t *registry.Type) jsonObj {
 		case t.Description != "":
 			s["description"] = t.Description
 		case len(t.Schema) == 0:
-			s["description"] = t.Kind + " is a " + t.APIVersion() + " kind served without a schema: its objects may have any fields."
+			s["description"] = t.Kind + " objects (" + t.APIVersion() + ") are served without a schema: they may have any fields."
 		}
 	}
 	s[gvkExtension] = []any{gvkObj(t.Group, t.Version, t.Kind)}
