@@ -228,7 +228,13 @@ func (gc *GarbageCollector) work(ctx context.Context) {
 		case ctx.Err() != nil:
 			return
 		case err != nil:
-			gc.log.Warn("controllers: garbage collection failed; will retry", "uid", uid, "err", err)
+			// A conflict is another writer winning a race: expected, and
+			// the retry sees its result.
+			level := slog.LevelWarn
+			if api.IsConflict(err) {
+				level = slog.LevelDebug
+			}
+			gc.log.Log(ctx, level, "controllers: garbage collection failed; will retry", "uid", uid, "err", err)
 			gc.queue.retry(uid)
 		default:
 			gc.queue.forget(uid)

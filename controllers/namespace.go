@@ -85,7 +85,13 @@ func (c *NamespaceController) work(ctx context.Context) {
 		case ctx.Err() != nil:
 			return
 		case err != nil:
-			c.log.Warn("controllers: namespace deletion failed; will retry", "namespace", name, "err", err)
+			// A conflict is another writer winning a race: expected, and
+			// the retry sees its result.
+			level := slog.LevelWarn
+			if api.IsConflict(err) {
+				level = slog.LevelDebug
+			}
+			c.log.Log(ctx, level, "controllers: namespace deletion failed; will retry", "namespace", name, "err", err)
 			c.queue.retry(name)
 		case again:
 			c.queue.retry(name)
