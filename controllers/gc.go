@@ -33,8 +33,10 @@ const (
 //   - an owner deleted with Orphan carries the orphan finalizer: its
 //     ownerReference is removed from every dependent, then the finalizer.
 //
-// Decisions read the latest state of the objects involved from the
-// Stores; the graph only says whom to look at.
+// The graph says whom to look at, which dependents an owner has and
+// which owners exist; an object is judged on its latest state, read from
+// its Store, and an owner the graph has not seen is read too before its
+// dependents are called garbage.
 type GarbageCollector struct {
 	reg   *registry.Registry
 	log   *slog.Logger
