@@ -69,6 +69,9 @@ type apiResourceList struct {
 var (
 	resourceVerbs    = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 	subresourceVerbs = []string{"get", "patch", "update"}
+	// noCollectionDeleteVerbs are the verbs of types that refuse
+	// deletecollection (namespaces).
+	noCollectionDeleteVerbs = []string{"create", "delete", "get", "list", "patch", "update", "watch"}
 )
 
 // servedGroup is one API group of a snapshot: its name ("" for core) and
@@ -135,7 +138,7 @@ func legacyResourceList(group string, v servedVersion) apiResourceList {
 		t := &res.Type
 		list.Resources = append(list.Resources, apiResource{
 			Name: t.Plural, SingularName: t.Singular, Namespaced: t.Namespaced, Kind: t.Kind,
-			Verbs: resourceVerbs, ShortNames: t.ShortNames, Categories: t.Categories,
+			Verbs: verbsOf(t), ShortNames: t.ShortNames, Categories: t.Categories,
 			StorageVersionHash: storageVersionHash(t.Group, t.Version, t.Kind),
 		})
 		if registry.HasStatus(t) {
@@ -261,4 +264,12 @@ func (s *server) resources(w http.ResponseWriter, r *http.Request, group, versio
 		return
 	}
 	writeDiscovery(w, list)
+}
+
+// verbsOf lists the verbs served on a type's resource.
+func verbsOf(t *registry.Type) []string {
+	if registry.SupportsDeleteCollection(t) {
+		return resourceVerbs
+	}
+	return noCollectionDeleteVerbs
 }

@@ -110,7 +110,7 @@ func aggregatedGroupOf(g servedGroup) apiGroupDiscovery {
 			gvk := &discoveryGVK{Group: t.Group, Version: t.Version, Kind: t.Kind}
 			rd := apiResourceDiscovery{
 				Resource: t.Plural, ResponseKind: gvk, Scope: scopeCluster, SingularResource: t.Singular,
-				Verbs: resourceVerbs, ShortNames: t.ShortNames, Categories: t.Categories,
+				Verbs: verbsOf(t), ShortNames: t.ShortNames, Categories: t.Categories,
 			}
 			if t.Namespaced {
 				rd.Scope = scopeNamespaced

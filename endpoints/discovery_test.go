@@ -69,7 +69,7 @@ func TestLegacyDiscovery(t *testing.T) {
 			list := resourceListOf(t, b, "v1")
 			ns := list["namespaces"]
 			if ns.Namespaced || ns.SingularName != "namespace" || ns.Kind != "Namespace" ||
-				!slices.Equal(ns.ShortNames, []string{"ns"}) || !slices.Equal(ns.Verbs, resourceVerbs) || ns.StorageVersionHash == "" {
+				!slices.Equal(ns.ShortNames, []string{"ns"}) || !slices.Equal(ns.Verbs, noCollectionDeleteVerbs) || ns.StorageVersionHash == "" {
 				t.Errorf("namespaces = %+v", ns)
 			}
 			st, ok := list["namespaces/status"]

@@ -159,6 +159,10 @@ func typePaths(res *registry.Resource, n typeNames) []pathItem {
 				responses: []opResponse{{"200", "OK", n.kindDef}, {"202", "Accepted", n.kindDef}}, produces: objectTypes},
 		}},
 	}
+	if !registry.SupportsDeleteCollection(t) {
+		// Namespaces: no deletecollection, as kube-apiserver.
+		items[0].ops = items[0].ops[:2]
+	}
 	if registry.HasStatus(t) {
 		items = append(items, pathItem{path: collection + "/{name}/status", params: named, ops: []operation{
 			{method: "get", id: "read" + n.opKind + "Status", action: "get", description: "read the status of the named " + kind,

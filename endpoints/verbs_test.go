@@ -183,10 +183,13 @@ func TestDeleteWithFinalizers(t *testing.T) {
 	cm := configMap("a", nil, nil)
 	cm["metadata"].(map[string]any)["finalizers"] = []string{"example.com/hold"}
 	f.must(201, "POST", cms, cm)
-	marked := f.must(202, "DELETE", cms+"/a", nil)
+	// kube-apiserver answers 200 while finalizers keep the object, and 202
+	// only when orphanDependents=false asked for cascading deletion.
+	marked := f.must(200, "DELETE", cms+"/a", nil)
 	if field(marked, "metadata.deletionTimestamp") == nil || field(marked, "metadata.deletionGracePeriodSeconds") != 0.0 {
 		t.Fatalf("not marked for deletion: %v", marked["metadata"])
 	}
+	f.must(202, "DELETE", cms+"/a?orphanDependents=false", nil)
 	// No new finalizers on an object being deleted.
 	f.status(f.do("PATCH", cms+"/a", `{"metadata":{"finalizers":["example.com/hold","example.com/more"]}}`, "Content-Type", "application/merge-patch+json"), 422, "Invalid")
 	// Removing the last finalizer removes the object.
@@ -351,6 +354,7 @@ func TestNegotiationAndRouting(t *testing.T) {
 	f.status(f.do("GET", "/api/v1/namespaces/ns1/namespaces", nil), 404, "NotFound") // cluster-scoped under a namespace
 	f.status(f.do("GET", "/api/v1/configmaps/a", nil), 404, "NotFound")              // namespaced object without namespace
 	f.status(f.do("POST", "/api/v1/configmaps", configMap("a", nil, nil)), 405, "MethodNotAllowed")
+	f.status(f.do("DELETE", "/api/v1/namespaces", nil), 405, "MethodNotAllowed") // no deletecollection on namespaces
 	f.status(f.do("POST", "/api/v1/namespaces/ns1/configmaps/a", configMap("a", nil, nil)), 405, "MethodNotAllowed")
 	f.status(f.do("POST", "/api/v1/namespaces", "x: y", "Content-Type", "text/plain"), 415, "UnsupportedMediaType")
 

@@ -61,3 +61,7 @@ func (namespaceStrategy) PrepareForFinalize(obj, old *api.Object) {
 	}
 	_ = setField(obj, "spec", spec, false)
 }
+
+// RefusesCollectionDelete is true: kube-apiserver serves no
+// deletecollection on namespaces.
+func (namespaceStrategy) RefusesCollectionDelete() bool { return true }

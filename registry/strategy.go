@@ -62,6 +62,20 @@ type GenerationPolicy interface {
 	BumpsGeneration(obj, old *api.Object) bool
 }
 
+// CollectionDeleteRefuser is implemented by strategies whose type does not
+// serve DELETE on its collection, as kube-apiserver does not for
+// namespaces: one request must not be able to delete every namespace.
+type CollectionDeleteRefuser interface {
+	RefusesCollectionDelete() bool
+}
+
+// SupportsDeleteCollection reports whether t serves DELETE on its
+// collection.
+func SupportsDeleteCollection(t *Type) bool {
+	r, ok := t.Strategy.(CollectionDeleteRefuser)
+	return !ok || !r.RefusesCollectionDelete()
+}
+
 // hasStatus reports whether s declares a status subresource.
 func hasStatus(s Strategy) bool {
 	ss, ok := s.(StatusSubresource)

@@ -12,23 +12,33 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// delete answers DELETE on an object: 200 with its last state once it is
-// gone, 202 with its current state while finalizers hold it.
+// delete answers DELETE on an object with its last state, 200 OK, also
+// when finalizers keep it for now. As kube-apiserver, 202 Accepted only
+// when the object stays and the client asked for cascading deletion with
+// orphanDependents=false (answering 202 more often breaks old clients).
 func (q *request) delete() {
 	out, opts, ok := q.readDelete()
 	if !ok {
 		return
 	}
-	obj, deleted, err := q.store.Delete(q.r.Context(), q.info.Namespace, q.info.Name, opts)
+	obj, deleted, err := q.store.Delete(q.r.Context(), q.info.Namespace, q.info.Name, opts.DeleteOptions)
 	if err != nil {
 		q.fail(err)
 		return
 	}
 	code := http.StatusOK
-	if !deleted {
+	if !deleted && opts.cascadeRequested {
 		code = http.StatusAccepted
 	}
 	q.writeObject(out, code, obj)
+}
+
+// deleteRequest is a delete's options and how to answer it.
+type deleteRequest struct {
+	registry.DeleteOptions
+	// cascadeRequested is orphanDependents=false, which asks for 202 while
+	// the object is still there.
+	cascadeRequested bool
 }
 
 // deleteCollection answers DELETE on a collection with the deleted objects.
@@ -46,7 +56,7 @@ func (q *request) deleteCollection() {
 	if !ok {
 		return
 	}
-	items, err := q.store.DeleteCollection(q.r.Context(), q.info.Namespace, p.ListOptions, opts)
+	items, err := q.store.DeleteCollection(q.r.Context(), q.info.Namespace, p.ListOptions, opts.DeleteOptions)
 	if err != nil {
 		q.fail(err)
 		return
@@ -56,9 +66,9 @@ func (q *request) deleteCollection() {
 
 // readDelete negotiates the answer and reads the delete options; it
 // answers errors itself and reports false when the request is done.
-func (q *request) readDelete() (output, registry.DeleteOptions, bool) {
+func (q *request) readDelete() (output, deleteRequest, bool) {
 	out, err := negotiateOutput(q.r)
-	var opts registry.DeleteOptions
+	var opts deleteRequest
 	if err == nil {
 		opts, err = q.deleteOptions()
 	}
@@ -72,22 +82,22 @@ func (q *request) readDelete() (output, registry.DeleteOptions, bool) {
 // deleteOptions reads DeleteOptions from the body (optional) and the
 // query (dryRun, propagationPolicy, orphanDependents, gracePeriodSeconds)
 // and validates them as kube-apiserver does.
-func (q *request) deleteOptions() (registry.DeleteOptions, error) {
+func (q *request) deleteOptions() (deleteRequest, error) {
 	var do api.DeleteOptions
 	body, err := readBody(q.r, q.h.maxBody)
 	if err != nil {
-		return registry.DeleteOptions{}, err
+		return deleteRequest{}, err
 	}
 	if len(bytes.TrimSpace(body)) > 0 {
 		j, err := bodyToJSON(q.r, body)
 		if err != nil {
-			return registry.DeleteOptions{}, err
+			return deleteRequest{}, err
 		}
 		if err := json.Unmarshal(j, &do); err != nil {
-			return registry.DeleteOptions{}, api.NewBadRequest(fmt.Sprintf("the body is not valid DeleteOptions: %v", describeJSONError(err)))
+			return deleteRequest{}, api.NewBadRequest(fmt.Sprintf("the body is not valid DeleteOptions: %v", describeJSONError(err)))
 		}
 		if do.Kind != "" && do.Kind != "DeleteOptions" {
-			return registry.DeleteOptions{}, api.NewBadRequest(fmt.Sprintf("the body must be DeleteOptions, got kind %q", do.Kind))
+			return deleteRequest{}, api.NewBadRequest(fmt.Sprintf("the body must be DeleteOptions, got kind %q", do.Kind))
 		}
 	}
 	qv := q.r.URL.Query()
@@ -95,14 +105,14 @@ func (q *request) deleteOptions() (registry.DeleteOptions, error) {
 		do.PropagationPolicy = &pp
 	}
 	if b, set, err := boolParam(qv, "orphanDependents"); err != nil {
-		return registry.DeleteOptions{}, err
+		return deleteRequest{}, err
 	} else if set {
 		do.OrphanDependents = &b
 	}
 	if s := qv.Get("gracePeriodSeconds"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return registry.DeleteOptions{}, api.NewBadRequest(fmt.Sprintf("gracePeriodSeconds must be an integer, got %q", s))
+			return deleteRequest{}, api.NewBadRequest(fmt.Sprintf("gracePeriodSeconds must be an integer, got %q", s))
 		}
 		do.GracePeriodSeconds = &n
 	}
@@ -110,25 +120,30 @@ func (q *request) deleteOptions() (registry.DeleteOptions, error) {
 		api.AddWarning(q.r.Context(), gracePeriodWarning)
 	}
 	if do.OrphanDependents != nil && do.PropagationPolicy != nil {
-		return registry.DeleteOptions{}, api.NewInvalid(api.GroupKind{Group: metaGroup, Kind: "DeleteOptions"}, "",
+		return deleteRequest{}, api.NewInvalid(api.GroupKind{Group: metaGroup, Kind: "DeleteOptions"}, "",
 			field.ErrorList{field.Invalid(field.NewPath("propagationPolicy"), *do.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set")})
 	}
 	dry, err := dryRun(qv, "DeleteOptions")
 	if err != nil {
-		return registry.DeleteOptions{}, err
+		return deleteRequest{}, err
 	}
 	for _, v := range do.DryRun {
 		if v != "All" {
-			return registry.DeleteOptions{}, api.NewInvalid(api.GroupKind{Group: metaGroup, Kind: "DeleteOptions"}, "",
+			return deleteRequest{}, api.NewInvalid(api.GroupKind{Group: metaGroup, Kind: "DeleteOptions"}, "",
 				field.ErrorList{field.NotSupported(field.NewPath("dryRun"), v, []string{"All"})})
 		}
 		dry = true
 	}
-	opts := registry.DeleteOptions{DryRun: dry, Preconditions: do.Preconditions}
-	if do.PropagationPolicy != nil {
+	opts := deleteRequest{DeleteOptions: registry.DeleteOptions{DryRun: dry, Preconditions: do.Preconditions}}
+	switch {
+	case do.PropagationPolicy != nil:
 		opts.PropagationPolicy = *do.PropagationPolicy
-	} else if do.OrphanDependents != nil && *do.OrphanDependents {
+	case do.OrphanDependents != nil && *do.OrphanDependents:
 		opts.PropagationPolicy = api.DeletePropagationOrphan
+	case do.OrphanDependents != nil:
+		// The deprecated orphanDependents=false is an explicit Background.
+		opts.PropagationPolicy = api.DeletePropagationBackground
+		opts.cascadeRequested = true
 	}
 	return opts, nil
 }

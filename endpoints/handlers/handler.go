@@ -154,10 +154,13 @@ func (q *request) collection() {
 			q.notAllowed()
 			return
 		}
-		if q.r.Method == http.MethodPost {
+		switch {
+		case q.r.Method == http.MethodPost:
 			q.create()
-		} else {
+		case registry.SupportsDeleteCollection(q.t):
 			q.deleteCollection()
+		default:
+			q.notAllowed()
 		}
 	default:
 		q.notAllowed()
