@@ -74,3 +74,21 @@ func TestReplicasOnOneCluster(t *testing.T) {
 	}
 	createCM(t, c, b, "after", "")
 }
+
+func TestSystemNamespacesExist(t *testing.T) {
+	srv := start(t, Config{})
+	c := &http.Client{Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	for _, ns := range SystemNamespaces {
+		resp, err := c.Get(srv.URL() + "/api/v1/namespaces/" + ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("namespace %s: %d", ns, resp.StatusCode)
+		}
+	}
+	// Objects go into "default" without creating it first.
+	post(t, c, srv.URL()+"/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"x"}}`)
+}

@@ -139,6 +139,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.waitCaches(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.ensureSystemNamespaces(ctx); err != nil {
+		return nil, err
+	}
 	bg, stop := context.WithCancel(context.Background())
 	s.stopBackground = stop
 	s.startCompactor(bg, cfg.CompactionInterval)

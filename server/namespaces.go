@@ -1,0 +1,35 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/registry"
+)
+
+// SystemNamespaces are the namespaces kube-apiserver creates at start and
+// clients assume exist: kubectl writes to "default" when told no namespace.
+var SystemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
+
+// ensureSystemNamespaces creates the system namespaces that are missing.
+// Several replicas may race to create them; AlreadyExists is success.
+func (s *Server) ensureSystemNamespaces(ctx context.Context) error {
+	res, ok := s.reg.Snapshot().Lookup("", "v1", "namespaces")
+	if !ok {
+		return nil
+	}
+	for _, name := range SystemNamespaces {
+		if _, err := res.Store.Get(ctx, "", name, ""); err == nil {
+			continue
+		} else if !api.IsNotFound(err) {
+			return fmt.Errorf("server: look up namespace %s: %w", name, err)
+		}
+		ns := &api.Object{Metadata: api.ObjectMeta{Name: name}}
+		_, err := res.Store.Create(ctx, "", ns, registry.CreateOptions{})
+		if err != nil && api.ReasonForError(err) != api.ReasonAlreadyExists {
+			return fmt.Errorf("server: create namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}
