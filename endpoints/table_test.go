@@ -73,7 +73,7 @@ func TestTableBuiltin(t *testing.T) {
 	if tbl["kind"] != "Table" || tbl["apiVersion"] != "meta.k8s.io/v1" {
 		t.Fatalf("not a v1 Table: %v", tbl)
 	}
-	if got := columnNames(t, tbl); !reflect.DeepEqual(got, []string{"Name", "Age"}) {
+	if got := columnNames(t, tbl); !reflect.DeepEqual(got, []string{"Name", "Data", "Age"}) {
 		t.Fatalf("columns = %v", got)
 	}
 	name := tbl["columnDefinitions"].([]any)[0].(map[string]any)
@@ -92,7 +92,10 @@ func TestTableBuiltin(t *testing.T) {
 		if cells[0] != []string{"a", "b", "c"}[i] {
 			t.Fatalf("row %d cells = %v", i, cells)
 		}
-		if age := cells[1].(string); age != "0s" && age != "1s" && age != "2s" {
+		if cells[1] != 1.0 {
+			t.Fatalf("row %d Data = %v, want 1 key", i, cells[1])
+		}
+		if age := cells[2].(string); age != "0s" && age != "1s" && age != "2s" {
 			t.Fatalf("age = %q", age)
 		}
 		obj := r["object"].(map[string]any)
@@ -285,7 +288,7 @@ func TestTableWatch(t *testing.T) {
 		t.Fatalf("first event = %v", first)
 	}
 	tbl := first["object"].(map[string]any)
-	if tbl["kind"] != "Table" || !reflect.DeepEqual(columnNames(t, tbl), []string{"Name", "Age"}) {
+	if tbl["kind"] != "Table" || !reflect.DeepEqual(columnNames(t, tbl), []string{"Name", "Data", "Age"}) {
 		t.Fatalf("first table = %v", tbl)
 	}
 	if rs := rows(t, tbl); len(rs) != 1 || rs[0]["cells"].([]any)[0] != "a" {

@@ -26,7 +26,7 @@ func configMapType() Type {
 		Singular:       "configmap",
 		ShortNames:     []string{"cm"},
 		Namespaced:     true,
-		PrinterColumns: []PrinterColumn{ageColumn},
+		PrinterColumns: []PrinterColumn{dataColumn, ageColumn},
 		Schema:         configMapSchema(),
 		Description:    configMapDescription,
 		Strategy:       configMapStrategy{},
@@ -155,6 +155,7 @@ func secretType() Type {
 		SelectableFields: []string{"type"},
 		PrinterColumns: []PrinterColumn{
 			{Name: "Type", Type: "string", JSONPath: ".type", Description: "The type of the secret"},
+			dataColumn,
 			ageColumn,
 		},
 		Schema:      secretSchema(),
@@ -326,3 +327,32 @@ func requireJSONKey(data map[string][]byte, key string, dataPath *field.Path) fi
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }
+
+// dataColumn counts a ConfigMap's or Secret's keys, as kubectl shows them
+// (DATA); a JSONPath cannot count, so the strategies compute it.
+var dataColumn = PrinterColumn{Name: "Data", Type: "integer", Description: "The number of keys in data (and binaryData)"}
+
+// ComputeColumn counts data and binaryData keys for the Data column.
+func (configMapStrategy) ComputeColumn(column string, obj map[string]any) (any, bool) {
+	return countKeys(column, obj, "data", "binaryData")
+}
+
+// ComputeColumn counts data keys for the Data column.
+func (secretStrategy) ComputeColumn(column string, obj map[string]any) (any, bool) {
+	return countKeys(column, obj, "data")
+}
+
+// countKeys answers the Data column: the number of keys in the named
+// top-level maps of obj.
+func countKeys(column string, obj map[string]any, fields ...string) (any, bool) {
+	if column != dataColumn.Name {
+		return nil, false
+	}
+	n := 0
+	for _, f := range fields {
+		if m, ok := obj[f].(map[string]any); ok {
+			n += len(m)
+		}
+	}
+	return int64(n), true
+}

@@ -62,6 +62,14 @@ type GenerationPolicy interface {
 	BumpsGeneration(obj, old *api.Object) bool
 }
 
+// ColumnComputer is implemented by strategies with printer columns that a
+// JSONPath cannot express, such as a ConfigMap's count of data keys. Table
+// output asks it for every column declared with an empty JSONPath; obj is
+// the object decoded as generic JSON.
+type ColumnComputer interface {
+	ComputeColumn(column string, obj map[string]any) (value any, ok bool)
+}
+
 // CollectionDeleteRefuser is implemented by strategies whose type does not
 // serve DELETE on its collection, as kube-apiserver does not for
 // namespaces: one request must not be able to delete every namespace.

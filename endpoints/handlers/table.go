@@ -41,7 +41,9 @@ type tablePrinter struct {
 	// paths[i] reads columns[i+1]; nil when the JSONPath does not parse,
 	// which leaves the column empty rather than failing every request.
 	paths []*jsonpath.JSONPath
-	buf   bytes.Buffer
+	// computer fills the columns declared without a JSONPath.
+	computer registry.ColumnComputer
+	buf      bytes.Buffer
 }
 
 // newTablePrinter prepares the Table conversion for a request, reading
@@ -62,7 +64,9 @@ func newTablePrinter(t *registry.Type, out output, query url.Values) (*tablePrin
 		// kube-apiserver's default for a CRD without printer columns.
 		cols = []registry.PrinterColumn{{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"}}
 	}
+	computer, _ := t.Strategy.(registry.ColumnComputer)
 	p := &tablePrinter{
+		computer:   computer,
 		apiVersion: out.asAPIVersion(),
 		include:    include,
 		columns:    make([]api.TableColumnDefinition, 0, 1+len(cols)),
@@ -81,6 +85,10 @@ func newTablePrinter(t *registry.Type, out output, query url.Values) (*tablePrin
 		p.columns = append(p.columns, api.TableColumnDefinition{
 			Name: c.Name, Type: c.Type, Format: c.Format, Description: desc, Priority: c.Priority,
 		})
+		if c.JSONPath == "" {
+			p.paths = append(p.paths, nil) // computed by the strategy
+			continue
+		}
 		jp := jsonpath.New(c.Name)
 		if err := jp.Parse("{" + c.JSONPath + "}"); err != nil {
 			jp = nil
@@ -146,7 +154,13 @@ func (p *tablePrinter) row(data []byte) (api.TableRow, string, error) {
 	row := api.TableRow{Cells: make([]any, 1, len(p.columns))}
 	row.Cells[0] = name
 	for i, jp := range p.paths {
-		row.Cells = append(row.Cells, p.cell(jp, p.columns[i+1].Type, obj))
+		col := p.columns[i+1]
+		if jp == nil && p.computer != nil {
+			v, _ := p.computer.ComputeColumn(col.Name, obj)
+			row.Cells = append(row.Cells, v)
+			continue
+		}
+		row.Cells = append(row.Cells, p.cell(jp, col.Type, obj))
 	}
 	switch p.include {
 	case includeObject:

@@ -245,8 +245,8 @@ func TestKubectlGet(t *testing.T) {
 		if names := column(t, out, "NAME"); !slices.Equal(names, []string{"back", "front"}) {
 			t.Errorf("names %v:\n%s", names, out)
 		}
-		if h := tableRows(out)[0]; h[len(h)-1] != "AGE" {
-			t.Errorf("header %v does not end with AGE", h)
+		if h := tableRows(out)[0]; !slices.Equal(h, []string{"NAME", "DATA", "AGE"}) {
+			t.Errorf("header %v, want NAME DATA AGE as kubectl shows configmaps", h)
 		}
 		// A type's printer columns: the widget's color.
 		out = kubectl(t, srv, "get", "wd", "-n", "shop")
