@@ -230,13 +230,7 @@ func (gc *GarbageCollector) work(ctx context.Context) {
 		case ctx.Err() != nil:
 			return
 		case err != nil:
-			// A conflict is another writer winning a race: expected, and
-			// the retry sees its result.
-			level := slog.LevelWarn
-			if api.IsConflict(err) {
-				level = slog.LevelDebug
-			}
-			gc.log.Log(ctx, level, "controllers: garbage collection failed; will retry", "uid", uid, "err", err)
+			logSyncError(ctx, gc.log, "controllers: garbage collection failed; will retry", "uid", uid, err)
 			gc.queue.retry(uid)
 		default:
 			gc.queue.forget(uid)

@@ -85,13 +85,7 @@ func (c *NamespaceController) work(ctx context.Context) {
 		case ctx.Err() != nil:
 			return
 		case err != nil:
-			// A conflict is another writer winning a race: expected, and
-			// the retry sees its result.
-			level := slog.LevelWarn
-			if api.IsConflict(err) {
-				level = slog.LevelDebug
-			}
-			c.log.Log(ctx, level, "controllers: namespace deletion failed; will retry", "namespace", name, "err", err)
+			logSyncError(ctx, c.log, "controllers: namespace deletion failed; will retry", "namespace", name, err)
 			c.queue.retry(name)
 		case again:
 			c.queue.retry(name)

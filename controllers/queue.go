@@ -2,8 +2,11 @@ package controllers
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/miniapi/miniapi/api"
 )
 
 // queue holds keys waiting to be worked on, each at most once: adding a
@@ -137,4 +140,15 @@ func (q *queue[K]) wake() {
 	case q.kick <- struct{}{}:
 	default:
 	}
+}
+
+// logSyncError logs a failed sync that will be retried. A conflict is
+// another writer winning a race: expected, and the retry sees its result,
+// so it is logged at debug level; anything else is a warning.
+func logSyncError(ctx context.Context, log *slog.Logger, msg, keyName string, key any, err error) {
+	level := slog.LevelWarn
+	if api.IsConflict(err) {
+		level = slog.LevelDebug
+	}
+	log.Log(ctx, level, msg, keyName, key, "err", err)
 }

@@ -18,11 +18,7 @@ import (
 // saw, else get the key, so a conflict costs no extra round trip before
 // the retry. Errors from tryUpdate are returned unchanged.
 func (s *Store) GuaranteedUpdate(ctx context.Context, key string, opts storage.UpdateOptions, tryUpdate storage.UpdateFunc) (*storage.Object, error) {
-	resp, err := s.client.Get(ctx, key)
-	if err != nil {
-		return nil, etcdError(key, "get", err)
-	}
-	cur, err := currentFromKVs(key, resp.Kvs)
+	cur, err := s.readCurrent(ctx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -78,11 +74,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, opts storage.U
 // still the one the preconditions and opts.Validate were checked against,
 // else get the key and check again.
 func (s *Store) Delete(ctx context.Context, key string, opts storage.DeleteOptions) (*storage.Object, error) {
-	resp, err := s.client.Get(ctx, key)
-	if err != nil {
-		return nil, etcdError(key, "get", err)
-	}
-	cur, err := currentFromKVs(key, resp.Kvs)
+	cur, err := s.readCurrent(ctx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -182,4 +174,14 @@ func objectUID(value []byte) (string, error) {
 	}
 	err := json.Unmarshal(value, &m)
 	return m.Metadata.UID, err
+}
+
+// readCurrent reads the object at key, nil if there is none: where an update
+// or delete starts.
+func (s *Store) readCurrent(ctx context.Context, key string) (*current, error) {
+	resp, err := s.client.Get(ctx, key)
+	if err != nil {
+		return nil, etcdError(key, "get", err)
+	}
+	return currentFromKVs(key, resp.Kvs)
 }
