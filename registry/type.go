@@ -42,6 +42,9 @@ type Type struct {
 	Schema json.RawMessage
 	// Description says what the type is for, in discovery and OpenAPI.
 	Description string
+	// Scale, when set, gives the type a /scale subresource reading and
+	// writing replicas at these paths, as a CRD's subresources.scale.
+	Scale *ScaleSubresource
 	// Strategy customises defaulting, validation and subresources; it may
 	// implement any of the capability interfaces in strategy.go. nil is a
 	// strategy with no extra behaviour.
@@ -60,6 +63,15 @@ type PrinterColumn struct {
 	Description string `json:"description,omitempty"`
 	Priority    int32  `json:"priority,omitempty"`
 	JSONPath    string `json:"jsonPath"`
+}
+
+// ScaleSubresource maps an object onto an autoscaling/v1 Scale, as a
+// CRD's subresources.scale does: JSON paths (".spec.replicas") to the
+// desired and observed replica counts and, optionally, a label selector.
+type ScaleSubresource struct {
+	SpecReplicasPath   string `json:"specReplicasPath"`
+	StatusReplicasPath string `json:"statusReplicasPath"`
+	LabelSelectorPath  string `json:"labelSelectorPath,omitempty"`
 }
 
 // NameRule is a rule for valid object names.
