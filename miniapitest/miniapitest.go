@@ -1,0 +1,228 @@
+package miniapitest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/registry"
+	"github.com/miniapi/miniapi/server"
+	"k8s.io/client-go/rest"
+)
+
+// Bounds on the waits Start and Stop do.
+const (
+	// startTimeout bounds starting the server and installing what the
+	// options ask for.
+	startTimeout = 30 * time.Second
+	// stopTimeout bounds Shutdown: in-flight requests get this long.
+	stopTimeout = 30 * time.Second
+)
+
+// Env is a private miniapi running inside the test process.
+type Env struct {
+	// Config is a client-go configuration for the server: plain HTTP on
+	// loopback, no credentials, QPS and Burst high enough that client-side
+	// rate limiting never slows a test.
+	Config *rest.Config
+	// KubeconfigPath is a kubeconfig file for the server (one cluster,
+	// user and context, all named "miniapi"), for kubectl and for code
+	// that loads a kubeconfig.
+	KubeconfigPath string
+	// URL is the server's base URL, e.g. http://127.0.0.1:41234.
+	URL string
+	// Server is the running server, for tests that need its registry.
+	Server *server.Server
+
+	t        testing.TB
+	stopOnce sync.Once
+}
+
+// Option configures Start.
+type Option func(*options)
+
+// options collects what the Options ask for.
+type options struct {
+	crdPaths      []string
+	crdObjects    []any
+	namespaces    []string
+	resourcesFile string
+	logger        *slog.Logger
+}
+
+// WithCRDs installs the CustomResourceDefinitions in the YAML or JSON
+// files at paths (a directory contributes its .yaml, .yml and .json
+// files; multi-document YAML is fine) before Start returns.
+func WithCRDs(paths ...string) Option {
+	return func(o *options) { o.crdPaths = append(o.crdPaths, paths...) }
+}
+
+// WithCRDObjects installs CustomResourceDefinitions given as values before
+// Start returns. Each value is YAML or JSON text (string or []byte, which
+// may hold several "---"-separated documents), or anything that encodes
+// to a CRD with encoding/json: a map, an
+// *apiextensionsv1.CustomResourceDefinition, an *unstructured.Unstructured.
+func WithCRDObjects(objs ...any) Option {
+	return func(o *options) { o.crdObjects = append(o.crdObjects, objs...) }
+}
+
+// WithNamespaces creates these namespaces (in addition to default,
+// kube-system, kube-public and kube-node-lease, which always exist).
+func WithNamespaces(names ...string) Option {
+	return func(o *options) { o.namespaces = append(o.namespaces, names...) }
+}
+
+// WithResourcesFile starts the server with --resources path: a file or
+// directory of CRDs or resources-file documents (see server.ReadResources).
+func WithResourcesFile(path string) Option {
+	return func(o *options) { o.resourcesFile = path }
+}
+
+// WithLogger sends the server's logs to l; by default they are discarded.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.logger = l }
+}
+
+// Start starts a private miniapi for t: an embedded etcd in t.TempDir()
+// without fsync, serving on a free loopback port, with the CRDs installed
+// and Established and the namespaces created. It fails t if any of that
+// fails. A cleanup registered on t stops the server and waits until its
+// goroutines have exited and its port is closed; Stop does the same
+// earlier. Start is safe to call from parallel tests.
+func Start(t testing.TB, opts ...Option) *Env {
+	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	// Parse everything before starting anything, so a bad file fails fast.
+	crds, err := o.crds()
+	if err != nil {
+		t.Fatalf("miniapitest: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+
+	dir := t.TempDir()
+	srv, err := server.Start(ctx, server.Config{
+		Listen:        "127.0.0.1:0",
+		DataDir:       filepath.Join(dir, "etcd"),
+		UnsafeNoFsync: true,
+		ResourcesFile: o.resourcesFile,
+		Logger:        o.logger,
+	})
+	if err != nil {
+		t.Fatalf("miniapitest: start miniapi: %v", err)
+	}
+	e := &Env{Server: srv, URL: srv.URL(), t: t}
+	t.Cleanup(e.Stop)
+
+	if e.KubeconfigPath, err = srv.WriteKubeconfig(filepath.Join(dir, "kubeconfig")); err != nil {
+		t.Fatalf("miniapitest: %v", err)
+	}
+	e.Config = &rest.Config{Host: e.URL, QPS: 1000, Burst: 2000}
+	if err := e.createNamespaces(ctx, o.namespaces); err != nil {
+		t.Fatalf("miniapitest: %v", err)
+	}
+	if err := srv.ApplyCRDs(ctx, crds); err != nil {
+		t.Fatalf("miniapitest: install CRDs: %v", err)
+	}
+	return e
+}
+
+// Stop shuts the server down, waiting for its goroutines, its port and
+// its etcd to close. It is idempotent; the cleanup Start registers calls
+// it too. A failed shutdown fails the test.
+func (e *Env) Stop() {
+	e.stopOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+		defer cancel()
+		if err := e.Server.Shutdown(ctx); err != nil {
+			e.t.Errorf("miniapitest: stop miniapi: %v", err)
+		}
+	})
+}
+
+// createNamespaces creates the namespaces that do not exist yet.
+func (e *Env) createNamespaces(ctx context.Context, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	res, ok := e.Server.Registry().Snapshot().Lookup("", "v1", "namespaces")
+	if !ok {
+		return fmt.Errorf("the server has no namespaces")
+	}
+	for _, name := range names {
+		ns := &api.Object{APIVersion: "v1", Kind: "Namespace", Metadata: api.ObjectMeta{Name: name}}
+		_, err := res.Store.Create(ctx, "", ns, registry.CreateOptions{})
+		if err != nil && api.ReasonForError(err) != api.ReasonAlreadyExists {
+			return fmt.Errorf("create namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// crds reads and decodes every CRD the options name, paths first.
+func (o *options) crds() ([]*api.Object, error) {
+	var out []*api.Object
+	for _, p := range o.crdPaths {
+		r, err := server.ReadResources(p)
+		if err != nil {
+			return nil, err
+		}
+		if len(r.Types) > 0 {
+			return nil, fmt.Errorf("%s: resources-file documents are not CRDs; use WithResourcesFile", p)
+		}
+		out = append(out, r.CRDs...)
+	}
+	for i, v := range o.crdObjects {
+		var data []byte
+		switch v := v.(type) {
+		case string:
+			data = []byte(v)
+		case []byte:
+			data = v
+		default:
+			j, err := typedCRDJSON(v)
+			if err != nil {
+				return nil, fmt.Errorf("CRD object %d: %w", i, err)
+			}
+			data = j
+		}
+		r, err := server.ParseResources(data)
+		if err != nil {
+			return nil, fmt.Errorf("CRD object %d: %w", i, err)
+		}
+		if len(r.Types) > 0 {
+			return nil, fmt.Errorf("CRD object %d: resources-file documents are not CRDs; use WithResourcesFile", i)
+		}
+		out = append(out, r.CRDs...)
+	}
+	return out, nil
+}
+
+// typedCRDJSON encodes a CRD value as JSON. Go values built from typed
+// structs often leave TypeMeta empty; it is filled in, since a value
+// passed to WithCRDObjects can only be a CRD.
+func typedCRDJSON(v any) ([]byte, error) {
+	j, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(j, &m); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	if m["apiVersion"] == nil && m["kind"] == nil {
+		m["apiVersion"] = "apiextensions.k8s.io/v1"
+		m["kind"] = "CustomResourceDefinition"
+		return json.Marshal(m)
+	}
+	return j, nil
+}
