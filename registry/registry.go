@@ -111,6 +111,53 @@ func (r *Registry) Add(t Type) error {
 	return nil
 }
 
+// Replace serves t in place of the type registered at the same group,
+// version and plural, or adds it when there is none. When the storage
+// layout is unchanged (scope, storage version and selectable fields, the
+// inputs of the storage and its cache) the new type keeps the old one's
+// storage, so its cache stays warm; otherwise the new storage is built
+// before the switch and the old one released after it. Requests already
+// in flight finish on the type they started with.
+func (r *Registry) Replace(t Type) error {
+	t, err := t.withDefaults()
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return errors.New("registry: closed")
+	}
+	old := r.snap.Load()
+	gvr := t.GVR()
+	prev := old.byGVR[gvr]
+	keys := storage.ResourceKeys{Root: r.cfg.KeyRoot, Group: t.Group, Resource: t.Plural, Namespaced: t.Namespaced}
+	res := &Resource{Type: t}
+	var st storage.Interface
+	if prev != nil && sameStorageLayout(&prev.Type, &t) {
+		st, res.close = prev.Store.storage, prev.close
+	} else {
+		st, res.close, err = r.cfg.Storage(&res.Type, keys, AttrFunc(&res.Type))
+		if err != nil {
+			return fmt.Errorf("registry: storage for %s: %w", gvr, err)
+		}
+	}
+	res.Store = newStore(&res.Type, keys, st, r)
+	r.publishLocked(old, res, prev)
+	r.cfg.Logger.Debug("registry: type replaced", "resource", gvr.String())
+	if prev != nil && prev.close != nil && st != prev.Store.storage {
+		return prev.close()
+	}
+	return nil
+}
+
+// sameStorageLayout reports whether a and b can share one storage: the
+// same keys, the same stored form and the same selectable attributes.
+func sameStorageLayout(a, b *Type) bool {
+	return a.Namespaced == b.Namespaced && a.StorageVersion == b.StorageVersion &&
+		slices.Equal(a.SelectableFields, b.SelectableFields)
+}
+
 // Remove stops serving the type at gvr and releases its storage. Stored
 // objects stay in etcd.
 func (r *Registry) Remove(gvr GVR) error {

@@ -16,6 +16,11 @@ type Type struct {
 	Group string
 	// Version is the served version, e.g. "v1".
 	Version string
+	// StorageVersion, when set and not Version, is the version objects
+	// are stored in (a CRD's storage version): storage rewrites
+	// apiVersion between the two, so every version of one resource
+	// shares its objects.
+	StorageVersion string
 	// Kind is the object kind, e.g. "ConfigMap"; ListKind defaults to
 	// Kind+"List".
 	Kind     string

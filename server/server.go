@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/miniapi/miniapi/apiextensions"
 	"github.com/miniapi/miniapi/controllers"
 	"github.com/miniapi/miniapi/endpoints"
 	"github.com/miniapi/miniapi/endpoints/handlers"
@@ -19,6 +20,7 @@ import (
 	"github.com/miniapi/miniapi/storage"
 	"github.com/miniapi/miniapi/storage/cacher"
 	"github.com/miniapi/miniapi/storage/etcd3"
+	"github.com/miniapi/miniapi/storage/versioned"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -84,7 +86,10 @@ type Server struct {
 	url      string
 
 	// cachers of the types added at start; Start waits for them to fill.
-	cachers []*cacher.Cacher
+	// Types added later (CRDs) are not recorded: startedTypes is set once
+	// Start has waited, before any background goroutine runs.
+	cachers      []*cacher.Cacher
+	startedTypes bool
 
 	// stopBackground stops the compactor and the controllers; background
 	// tracks them.
@@ -123,7 +128,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		Storage: s.storageFactory, KeyRoot: cfg.EtcdPrefix, Logger: log,
 		DisableGarbageCollection: !sel.Enabled(controllers.GarbageCollectorName),
 	})
-	types := registry.BuiltinTypes()
+	types := append(registry.BuiltinTypes(), apiextensions.CRDType())
 	if cfg.ResourcesFile != "" {
 		extra, err := registry.LoadResourceFile(cfg.ResourcesFile)
 		if err != nil {
@@ -139,12 +144,23 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.waitCaches(ctx); err != nil {
 		return nil, err
 	}
+	s.startedTypes = true
 	if err := s.ensureSystemNamespaces(ctx); err != nil {
 		return nil, err
+	}
+	// Serve the stored CRDs before the first request: one reconcile pass
+	// registers their types and waits for their caches.
+	crds := apiextensions.NewController(s.reg, log)
+	if _, err := crds.Sync(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		log.Warn("server: not every stored CRD could be served yet; retrying in the background", "err", err)
 	}
 	bg, stop := context.WithCancel(context.Background())
 	s.stopBackground = stop
 	s.startCompactor(bg, cfg.CompactionInterval)
+	s.background.Go(func() { crds.Run(bg) })
 	s.startControllers(bg, sel)
 
 	listen := cfg.Listen
@@ -240,8 +256,18 @@ func (s *Server) startStorage(ctx context.Context, cfg Config) error {
 
 // storageFactory gives each type an etcd3 store over the shared client,
 // wrapped in its own cacher so lists and watches are served from memory.
+//
+// A type whose objects are stored in another version (a CRD's served
+// version other than its storage version) gets a versioned.Store between
+// the two: it rewrites apiVersion on the way in and out, and sits below
+// the cacher, so the cache holds bytes in the served version.
 func (s *Server) storageFactory(t *registry.Type, keys storage.ResourceKeys, attrs storage.AttrFunc) (storage.Interface, func() error, error) {
-	c, err := cacher.New(etcd3.New(etcd3.Config{Client: s.client}), cacher.Config{
+	var under storage.Interface = etcd3.New(etcd3.Config{Client: s.client})
+	if t.StorageVersion != "" && t.StorageVersion != t.Version {
+		served := registry.Type{Group: t.Group, Version: t.StorageVersion}
+		under = versioned.New(under, versioned.Config{Served: t.APIVersion(), Stored: served.APIVersion()})
+	}
+	c, err := cacher.New(under, cacher.Config{
 		Prefix:      keys.Prefix(),
 		Attrs:       attrs,
 		HistorySize: s.cfg.WatchCacheSize,
@@ -250,7 +276,9 @@ func (s *Server) storageFactory(t *registry.Type, keys storage.ResourceKeys, att
 	if err != nil {
 		return nil, nil, err
 	}
-	s.cachers = append(s.cachers, c)
+	if !s.startedTypes {
+		s.cachers = append(s.cachers, c)
+	}
 	return c, c.Close, nil
 }
 

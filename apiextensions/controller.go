@@ -1,0 +1,502 @@
+package apiextensions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/registry"
+	"github.com/miniapi/miniapi/storage"
+)
+
+// Delays of the controller's retries, and how long it waits for a new
+// type's cache to fill before it reports the type Established.
+const (
+	retryBase     = 50 * time.Millisecond
+	retryMax      = 5 * time.Second
+	cacheFillWait = 10 * time.Second
+)
+
+// Controller keeps the registry in step with the stored CRDs: it gives
+// each CRD its accepted names and conditions, serves one registry type
+// per served version, replaces them when the CRD changes, and on deletion
+// deletes the CRD's objects, stops serving it and removes the cleanup
+// finalizer. It works level-triggered: any change to any CRD makes it
+// reconcile them all, which keeps name conflicts (decided oldest CRD
+// first) simple and is cheap at the number of CRDs a cluster has.
+type Controller struct {
+	reg *registry.Registry
+	log *slog.Logger
+	// kick wakes the worker (1-buffered, coalescing).
+	kick chan struct{}
+
+	// mu serialises Sync; it protects served.
+	mu sync.Mutex
+	// served maps a CRD's name to the resources it serves now.
+	served map[string][]registry.GVR
+}
+
+// NewController returns a controller over reg, which must serve the CRD
+// type (CRDType).
+func NewController(reg *registry.Registry, log *slog.Logger) *Controller {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Controller{
+		reg: reg, log: log.With("controller", "customresourcedefinitions"),
+		kick: make(chan struct{}, 1), served: map[string][]registry.GVR{},
+	}
+}
+
+// Run reconciles on every change to a CRD until ctx ends, and returns
+// once its goroutines have exited.
+func (c *Controller) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { c.watch(ctx) })
+	wg.Go(func() { c.work(ctx) })
+	wg.Wait()
+}
+
+// wake asks the worker for a pass without blocking.
+func (c *Controller) wake() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// watch turns every CRD event into a wake-up, watching again whenever a
+// watch ends.
+func (c *Controller) watch(ctx context.Context) {
+	delay := retryBase
+	for ctx.Err() == nil {
+		store, err := c.crdStore()
+		if err == nil {
+			err = c.watchOnce(ctx, store)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			c.log.Debug("apiextensions: CRD watch failed; watching again", "err", err)
+			delay = min(2*delay, retryMax)
+		} else {
+			delay = retryBase
+		}
+		c.wake()
+		if !sleep(ctx, delay) {
+			return
+		}
+	}
+}
+
+func (c *Controller) watchOnce(ctx context.Context, store *registry.Store) error {
+	w, err := store.Watch(ctx, "", registry.WatchOptions{})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return nil
+			}
+			if ev.Type == storage.ErrorEvent {
+				return ev.Err
+			}
+			if ev.Type != storage.Bookmark {
+				c.wake()
+			}
+		}
+	}
+}
+
+// work runs a pass per wake-up, and again after a delay while a pass
+// fails or has work left (a CRD whose objects are still going).
+func (c *Controller) work(ctx context.Context) {
+	delay := retryBase
+	var retry <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.kick:
+		case <-retry:
+		}
+		again, err := c.Sync(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		switch {
+		case err != nil:
+			level := slog.LevelWarn
+			if api.IsConflict(err) {
+				level = slog.LevelDebug
+			}
+			c.log.Log(ctx, level, "apiextensions: sync failed; will retry", "err", err)
+			fallthrough
+		case again:
+			retry = time.After(delay)
+			delay = min(2*delay, retryMax)
+		default:
+			retry, delay = nil, retryBase
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func (c *Controller) crdStore() (*registry.Store, error) {
+	res, ok := c.reg.Snapshot().Lookup(Group, APIVersion, Plural)
+	if !ok {
+		return nil, errors.New("apiextensions: the CustomResourceDefinition type is not served")
+	}
+	return res.Store, nil
+}
+
+// stored is one CRD as listed: the object (for status writes) and its
+// decoded form.
+type stored struct {
+	obj *api.Object
+	crd *CRD
+}
+
+// Sync reconciles every CRD once: the server calls it at start, before it
+// reports ready, so stored CRDs are served from the first request. It
+// reports whether work is left that a later pass must finish.
+func (c *Controller) Sync(ctx context.Context) (again bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	store, err := c.crdStore()
+	if err != nil {
+		return false, err
+	}
+	list, err := store.List(ctx, "", registry.ListOptions{})
+	if err != nil {
+		return false, err
+	}
+	crds := make([]stored, 0, len(list.Items))
+	for _, it := range list.Items {
+		var obj api.Object
+		if err := json.Unmarshal(it.Data, &obj); err != nil {
+			c.log.Warn("apiextensions: undecodable CRD", "key", it.Key, "err", err)
+			continue
+		}
+		crd, err := Decode(&obj)
+		if err != nil {
+			c.log.Warn("apiextensions: undecodable CRD", "key", it.Key, "err", err)
+			continue
+		}
+		crds = append(crds, stored{&obj, crd})
+	}
+	// Older CRDs win name conflicts, as the first to be accepted would.
+	slices.SortFunc(crds, func(a, b stored) int {
+		if c := a.crd.Metadata.CreationTimestamp.Compare(b.crd.Metadata.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.crd.Metadata.Name, b.crd.Metadata.Name)
+	})
+	present := map[string]bool{}
+	for _, s := range crds {
+		present[s.crd.Metadata.Name] = true
+	}
+	var errs []error
+	for name := range c.served {
+		if !present[name] {
+			errs = append(errs, c.unserve(name))
+		}
+	}
+	used := c.usedNames(crds)
+	for _, s := range crds {
+		var more bool
+		var err error
+		if s.crd.Metadata.DeletionTimestamp != nil {
+			more, err = c.finalize(ctx, store, s)
+		} else {
+			err = c.reconcile(ctx, store, s, used)
+		}
+		again = again || more
+		if err != nil {
+			errs = append(errs, fmt.Errorf("apiextensions: %s: %w", s.crd.Metadata.Name, err))
+		}
+	}
+	return again, errors.Join(errs...)
+}
+
+// names are the names in use in one group: resource names (plural,
+// singular, short names) and kinds.
+type names struct {
+	resources, kinds map[string]bool
+}
+
+// usedNames collects, per group, the names of the types no CRD serves
+// (built-in and file-declared types) and the accepted names of every CRD.
+func (c *Controller) usedNames(crds []stored) map[string]*names {
+	used := map[string]*names{}
+	get := func(g string) *names {
+		n := used[g]
+		if n == nil {
+			n = &names{resources: map[string]bool{}, kinds: map[string]bool{}}
+			used[g] = n
+		}
+		return n
+	}
+	ours := map[registry.GVR]bool{}
+	for _, gvrs := range c.served {
+		for _, g := range gvrs {
+			ours[g] = true
+		}
+	}
+	for _, res := range c.reg.Snapshot().Resources() {
+		t := &res.Type
+		if ours[t.GVR()] {
+			continue
+		}
+		n := get(t.Group)
+		n.add(Names{Plural: t.Plural, Singular: t.Singular, ShortNames: t.ShortNames, Kind: t.Kind, ListKind: t.ListKind})
+	}
+	for _, s := range crds {
+		get(s.crd.Spec.Group).add(s.crd.Status.AcceptedNames)
+	}
+	return used
+}
+
+func (n *names) add(a Names) {
+	for _, r := range append([]string{a.Plural, a.Singular}, a.ShortNames...) {
+		if r != "" {
+			n.resources[r] = true
+		}
+	}
+	for _, k := range []string{a.Kind, a.ListKind} {
+		if k != "" {
+			n.kinds[k] = true
+		}
+	}
+}
+
+// acceptNames decides a CRD's accepted names and its NamesAccepted
+// condition as kube's naming controller does: a requested name already
+// accepted for this CRD is kept; a new one is taken if no other type in
+// the group uses it.
+func acceptNames(crd *CRD, used *names) (Names, Condition) {
+	req, acc := crd.Spec.Names, crd.Status.AcceptedNames
+	out := acc
+	cond := Condition{Type: NamesAccepted, Status: ConditionUnknown}
+	conflict := func(reason string, err error) {
+		cond.Status, cond.Reason, cond.Message = ConditionFalse, reason, err.Error()
+	}
+	if err := freshOrOurs(req.Plural, acc.Plural, used.resources); err != nil {
+		conflict("PluralConflict", err)
+	} else {
+		out.Plural = req.Plural
+	}
+	if err := freshOrOurs(req.Singular, acc.Singular, used.resources); err != nil {
+		conflict("SingularConflict", err)
+	} else {
+		out.Singular = req.Singular
+	}
+	if !slices.Equal(req.ShortNames, acc.ShortNames) {
+		var errs []error
+		for _, s := range req.ShortNames {
+			if slices.Contains(acc.ShortNames, s) {
+				continue
+			}
+			if err := freshOrOurs(s, "", used.resources); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if len(errs) > 0 {
+			msgs := make([]string, len(errs))
+			for i, e := range errs {
+				msgs[i] = e.Error()
+			}
+			msg := strings.Join(msgs, ", ")
+			if len(msgs) > 1 {
+				msg = "[" + msg + "]"
+			}
+			conflict("ShortNamesConflict", errors.New(msg))
+		} else {
+			out.ShortNames = req.ShortNames
+		}
+	}
+	if err := freshOrOurs(req.Kind, acc.Kind, used.kinds); err != nil {
+		conflict("KindConflict", err)
+	} else {
+		out.Kind = req.Kind
+	}
+	if err := freshOrOurs(req.ListKind, acc.ListKind, used.kinds); err != nil {
+		conflict("ListKindConflict", err)
+	} else {
+		out.ListKind = req.ListKind
+	}
+	out.Categories = req.Categories
+	if cond.Status == ConditionUnknown {
+		cond.Status, cond.Reason, cond.Message = ConditionTrue, "NoConflicts", "no conflicts found"
+	}
+	return out, cond
+}
+
+func freshOrOurs(requested, accepted string, used map[string]bool) error {
+	if requested == accepted || !used[requested] {
+		return nil
+	}
+	return fmt.Errorf("%q is already in use", requested)
+}
+
+// reconcile brings one live CRD's names, types and status up to date.
+func (c *Controller) reconcile(ctx context.Context, store *registry.Store, s stored, used map[string]*names) error {
+	crd := s.crd
+	name := crd.Metadata.Name
+	st := crd.Status
+	st.Conditions = slices.Clone(st.Conditions)
+	group := used[crd.Spec.Group]
+	if group == nil {
+		group = &names{resources: map[string]bool{}, kinds: map[string]bool{}}
+		used[crd.Spec.Group] = group
+	}
+	accepted, namesCond := acceptNames(crd, group)
+	st.AcceptedNames = accepted
+	group.add(accepted)
+	setCondition(&st, namesCond)
+
+	var err error
+	if accepted.Plural != "" && accepted.Kind != "" && accepted.ListKind != "" && (namesCond.Status == ConditionTrue || st.IsTrue(Established)) {
+		err = c.serve(ctx, name, Types(crd, accepted))
+		if err == nil && !st.IsTrue(Established) {
+			setCondition(&st, Condition{Type: Established, Status: ConditionTrue, Reason: "InitialNamesAccepted", Message: "the initial names have been accepted"})
+		}
+	} else if !st.IsTrue(Established) {
+		setCondition(&st, Condition{Type: Established, Status: ConditionFalse, Reason: "NotAccepted", Message: "not all names are accepted"})
+	}
+	return errors.Join(err, c.writeStatus(ctx, store, s, &st))
+}
+
+// setCondition sets cond with a lastTransitionTime of now when its status
+// changes.
+func setCondition(st *Status, cond Condition) {
+	cond.LastTransitionTime = now()
+	st.SetCondition(cond)
+}
+
+// writeStatus stores st as the CRD's status when it differs. A conflict
+// means the CRD changed meanwhile; its event brings another pass.
+func (c *Controller) writeStatus(ctx context.Context, store *registry.Store, s stored, st *Status) error {
+	if reflect.DeepEqual(st, &s.crd.Status) {
+		return nil
+	}
+	obj := s.obj.DeepCopy()
+	if err := setStatus(obj, st); err != nil {
+		return err
+	}
+	_, err := store.Update(ctx, "", obj.Metadata.Name, obj, registry.UpdateOptions{Subresource: registry.SubresourceStatus})
+	if api.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// serve makes the registry serve exactly types for CRD name, waiting for
+// the caches of new storage to fill.
+func (c *Controller) serve(ctx context.Context, name string, types []registry.Type) error {
+	snap := c.reg.Snapshot()
+	want := map[registry.GVR]bool{}
+	var errs []error
+	for _, t := range types {
+		want[t.GVR()] = true
+		if res, ok := snap.Lookup(t.Group, t.Version, t.Plural); ok && sameType(&res.Type, &t) {
+			continue
+		}
+		if err := c.reg.Replace(t); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		c.log.Info("apiextensions: serving", "resource", t.GVR().String(), "crd", name)
+	}
+	for _, g := range c.served[name] {
+		if !want[g] {
+			errs = append(errs, c.reg.Remove(g))
+			c.log.Info("apiextensions: no longer serving", "resource", g.String(), "crd", name)
+		}
+	}
+	c.served[name] = slices.Collect(mapKeys(want))
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return c.waitReady(ctx, types)
+}
+
+func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// sameType reports whether a registered type already is t. Types are
+// data, so this is a deep comparison of every field.
+func sameType(registered, t *registry.Type) bool {
+	a, b := *registered, *t
+	// The registry fills these defaults; t has them already.
+	return reflect.DeepEqual(a, b)
+}
+
+// readier is a storage that can say its cache has filled (the cacher).
+type readier interface {
+	Ready(ctx context.Context) error
+}
+
+// waitReady waits until the storage of every type has its first list,
+// so the type is served from memory once it is reported Established.
+func (c *Controller) waitReady(ctx context.Context, types []registry.Type) error {
+	ctx, cancel := context.WithTimeout(ctx, cacheFillWait)
+	defer cancel()
+	snap := c.reg.Snapshot()
+	for _, t := range types {
+		res, ok := snap.Lookup(t.Group, t.Version, t.Plural)
+		if !ok {
+			continue
+		}
+		if r, ok := res.Store.Storage().(readier); ok {
+			if err := r.Ready(ctx); err != nil {
+				return fmt.Errorf("cache of %s did not fill: %w", t.GVR(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// unserve stops serving every type of CRD name.
+func (c *Controller) unserve(name string) error {
+	var errs []error
+	for _, g := range c.served[name] {
+		if _, ok := c.reg.Snapshot().Lookup(g.Group, g.Version, g.Resource); ok {
+			errs = append(errs, c.reg.Remove(g))
+			c.log.Info("apiextensions: no longer serving", "resource", g.String(), "crd", name)
+		}
+	}
+	delete(c.served, name)
+	return errors.Join(errs...)
+}

@@ -1,0 +1,36 @@
+// Package apiextensions serves CustomResourceDefinitions: the
+// apiextensions.k8s.io/v1 CustomResourceDefinition type (CRDType, with
+// kube-apiserver's defaulting and validation), the mapping of a CRD onto
+// registry types (Types: one per served version), and the Controller
+// that keeps the live registry in step with the stored CRDs.
+//
+// The CRD wire types here are plain structs decoded from an api.Object's
+// fields; nothing of k8s.io/apiextensions-apiserver is used at run time.
+//
+// Lifecycle: the server adds CRDType to its registry with the built-in
+// types, constructs a Controller, calls Sync once before it serves (so
+// CRDs stored in etcd are served from the first request), then runs Run
+// in the background until shutdown.
+//
+//	reg.Add(apiextensions.CRDType())
+//	c := apiextensions.NewController(reg, log)
+//	if _, err := c.Sync(ctx); err != nil { ... } // stored CRDs served
+//	go c.Run(bgctx)                               // live changes
+//
+// For each CRD the controller decides the accepted names (a name another
+// type of the group already uses is refused: NamesAccepted False with
+// kube's reason and message), serves one registry.Type per served version
+// (registry.Replace, which keeps a type's storage and cache when only its
+// schema, columns or names change), and sets the NamesAccepted and
+// Established conditions. A deleted CRD gets the
+// customresourcecleanup.apiextensions.k8s.io finalizer from its strategy;
+// the controller deletes its objects in every namespace, stops serving
+// it and removes the finalizer.
+//
+// Versions: objects are stored once, in the storage version, under keys
+// without a version. Every served version is its own registry.Type with
+// StorageVersion set; the server's storage factory puts a
+// storage/versioned.Store under that version's cacher, rewriting
+// apiVersion between the served and the stored version (conversion
+// strategy None). An unserved version is simply not registered: 404.
+package apiextensions

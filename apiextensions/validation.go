@@ -1,0 +1,369 @@
+package apiextensions
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Printer column types and formats Kubernetes accepts, in the sorted
+// order its messages list them.
+var (
+	columnTypes   = []string{"boolean", "date", "integer", "number", "string"}
+	columnFormats = []string{"byte", "date", "date-time", "double", "float", "int32", "int64", "password"}
+)
+
+// WebhookUnsupported is the message for a Webhook conversion strategy.
+const WebhookUnsupported = "conversion webhooks are not supported by miniapi yet"
+
+// ValidateCreate checks a new CRD as kube-apiserver does, with its field
+// paths and messages. Metadata rules common to every object are the
+// registry's; this adds the CRD's own name rule.
+func ValidateCreate(crd *CRD) field.ErrorList {
+	var errs field.ErrorList
+	if want := crd.Spec.Names.Plural + "." + crd.Spec.Group; crd.Metadata.Name != want && crd.Metadata.Name != "" {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), crd.Metadata.Name, `must be spec.names.plural+"."+spec.group`))
+	}
+	errs = append(errs, validateSpec(&crd.Spec, field.NewPath("spec"))...)
+	errs = append(errs, validateStatus(crd, field.NewPath("status"))...)
+	return errs
+}
+
+// ValidateUpdate checks a changed CRD: everything ValidateCreate checks
+// but the name (immutable anyway), plus the fields that may not change.
+func ValidateUpdate(crd, old *CRD) field.ErrorList {
+	spec := field.NewPath("spec")
+	errs := validateSpec(&crd.Spec, spec)
+	errs = append(errs, validateStatus(crd, field.NewPath("status"))...)
+	if old.Status.IsTrue(Established) {
+		errs = append(errs, immutable(crd.Spec.Scope, old.Spec.Scope, spec.Child("scope"))...)
+		errs = append(errs, immutable(crd.Spec.Names.Kind, old.Spec.Names.Kind, spec.Child("names", "kind"))...)
+	}
+	errs = append(errs, immutable(crd.Spec.Group, old.Spec.Group, spec.Child("group"))...)
+	errs = append(errs, immutable(crd.Spec.Names.Plural, old.Spec.Names.Plural, spec.Child("names", "plural"))...)
+	return errs
+}
+
+func immutable(v, old string, p *field.Path) field.ErrorList {
+	if v == old {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(p, v, "field is immutable")}
+}
+
+func validateSpec(spec *Spec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case spec.Group == "":
+		errs = append(errs, field.Required(p.Child("group"), ""))
+	case len(utilvalidation.IsDNS1123Subdomain(spec.Group)) > 0:
+		errs = append(errs, field.Invalid(p.Child("group"), spec.Group, strings.Join(utilvalidation.IsDNS1123Subdomain(spec.Group), ",")))
+	case !strings.Contains(spec.Group, "."):
+		errs = append(errs, field.Invalid(p.Child("group"), spec.Group, "should be a domain with at least one dot"))
+	}
+	errs = append(errs, enum(p.Child("scope"), spec.Scope, []string{ClusterScoped, NamespaceScoped})...)
+
+	storage := 0
+	seen := map[string]bool{}
+	unique := true
+	versions := p.Child("versions")
+	for i := range spec.Versions {
+		v := &spec.Versions[i]
+		vp := versions.Index(i)
+		if v.Storage {
+			storage++
+		}
+		if seen[v.Name] {
+			unique = false
+		}
+		seen[v.Name] = true
+		if e := utilvalidation.IsDNS1035Label(v.Name); len(e) > 0 {
+			errs = append(errs, field.Invalid(vp.Child("name"), v.Name, strings.Join(e, ",")))
+		}
+		errs = append(errs, validateVersion(v, vp)...)
+	}
+	if len(spec.Versions) == 0 {
+		errs = append(errs, field.Invalid(versions, spec.Versions, "must have exactly one version marked as storage version"))
+	} else {
+		if !unique {
+			errs = append(errs, field.Invalid(versions, versionNames(spec.Versions), "must contain unique version names"))
+		}
+		if storage != 1 {
+			errs = append(errs, field.Invalid(versions, versionNames(spec.Versions), "must have exactly one version marked as storage version"))
+		}
+	}
+
+	names := p.Child("names")
+	if spec.Names.Plural == "" {
+		errs = append(errs, field.Required(names.Child("plural"), ""))
+	}
+	if spec.Names.Singular == "" {
+		errs = append(errs, field.Required(names.Child("singular"), ""))
+	}
+	if spec.Names.Kind == "" {
+		errs = append(errs, field.Required(names.Child("kind"), ""))
+	}
+	if spec.Names.ListKind == "" {
+		errs = append(errs, field.Required(names.Child("listKind"), ""))
+	}
+	errs = append(errs, validateNames(&spec.Names, names)...)
+
+	if c := spec.Conversion; c != nil {
+		cp := p.Child("conversion")
+		errs = append(errs, enum(cp.Child("strategy"), c.Strategy, []string{NoneConverter, WebhookConverter})...)
+		switch {
+		case c.Strategy == WebhookConverter:
+			errs = append(errs, field.Invalid(cp.Child("strategy"), c.Strategy, WebhookUnsupported))
+		case len(c.Webhook) > 0 && string(c.Webhook) != "null":
+			errs = append(errs, field.Forbidden(cp.Child("webhookClientConfig"), "should not be set when strategy is not set to Webhook"))
+		}
+	}
+	return errs
+}
+
+// versionNames is how the versions are shown in a message about all of
+// them.
+func versionNames(vs []Version) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.Name
+	}
+	return out
+}
+
+func validateVersion(v *Version, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range deprecationWarningErrors(v.Deprecated, v.DeprecationWarning) {
+		errs = append(errs, field.Invalid(p.Child("deprecationWarning"), v.DeprecationWarning, msg))
+	}
+	errs = append(errs, validateSchema(v, p.Child("schema"))...)
+	if sub := v.Subresources; sub != nil && sub.Scale != nil {
+		errs = append(errs, validateScale(sub.Scale, p.Child("subresources"))...)
+	}
+	for i := range v.AdditionalPrinterColumns {
+		errs = append(errs, validateColumn(&v.AdditionalPrinterColumns[i], p.Child("additionalPrinterColumns").Index(i))...)
+	}
+	if len(v.SelectableFields) > 0 {
+		if !hasSchema(v) {
+			errs = append(errs, field.Invalid(p.Child("selectableFields"), "", "may only be set when `version.schema.openAPIV3Schema` is not included"))
+		}
+		seen := map[string]bool{}
+		for i, f := range v.SelectableFields {
+			fp := p.Child("selectableFields").Index(i).Child("jsonPath")
+			switch {
+			case f.JSONPath == "":
+				errs = append(errs, field.Required(fp, ""))
+			case !strings.HasPrefix(f.JSONPath, ".") || strings.HasSuffix(f.JSONPath, ".") || strings.Contains(f.JSONPath, ".."):
+				errs = append(errs, field.Invalid(fp, f.JSONPath, "is an invalid path: must be a simple json path starting with ."))
+			case f.JSONPath == ".metadata" || strings.HasPrefix(f.JSONPath, ".metadata."):
+				errs = append(errs, field.Invalid(fp, f.JSONPath, "must not point to fields in metadata"))
+			case seen[f.JSONPath]:
+				errs = append(errs, field.Duplicate(fp, f.JSONPath))
+			}
+			seen[f.JSONPath] = true
+		}
+		if len(seen) > maxSelectableFields {
+			errs = append(errs, field.TooMany(p.Child("selectableFields"), len(seen), maxSelectableFields))
+		}
+	}
+	return errs
+}
+
+// maxSelectableFields is kube-apiserver's limit per version.
+const maxSelectableFields = 8
+
+func hasSchema(v *Version) bool {
+	return v.Schema != nil && len(v.Schema.OpenAPIV3Schema) > 0 && string(v.Schema.OpenAPIV3Schema) != "null"
+}
+
+// validateSchema requires a schema object in every version. Checking that
+// it is structural is the schema package's job; until it is wired in, the
+// root must at least be an object schema.
+func validateSchema(v *Version, p *field.Path) field.ErrorList {
+	sp := p.Child("openAPIV3Schema")
+	if !hasSchema(v) {
+		return field.ErrorList{field.Required(sp, "")}
+	}
+	var root map[string]json.RawMessage
+	if err := json.Unmarshal(v.Schema.OpenAPIV3Schema, &root); err != nil {
+		return field.ErrorList{field.Invalid(sp, "", "must be a JSON object")}
+	}
+	return compileSchemaErrors(v.Schema.OpenAPIV3Schema, sp)
+}
+
+func validateScale(s *Scale, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	check := func(path string, fp *field.Path, under ...string) {
+		if path == "" {
+			errs = append(errs, field.Required(fp, ""))
+			return
+		}
+		if e := simpleJSONPath(path, fp); len(e) > 0 {
+			errs = append(errs, e...)
+			return
+		}
+		for _, u := range under {
+			if strings.HasPrefix(path, u+".") {
+				return
+			}
+		}
+		if len(under) == 1 {
+			errs = append(errs, field.Invalid(fp, path, "should be a json path under "+under[0]))
+		} else {
+			errs = append(errs, field.Invalid(fp, path, "should be a json path under either .spec or .status"))
+		}
+	}
+	check(s.SpecReplicasPath, p.Child("scale.specReplicasPath"), ".spec")
+	check(s.StatusReplicasPath, p.Child("scale.statusReplicasPath"), ".status")
+	if s.LabelSelectorPath != nil && *s.LabelSelectorPath != "" {
+		check(*s.LabelSelectorPath, p.Child("scale.labelSelectorPath"), ".spec", ".status")
+	}
+	return errs
+}
+
+func simpleJSONPath(s string, p *field.Path) field.ErrorList {
+	switch {
+	case s == "":
+		return field.ErrorList{field.Invalid(p, s, "must not be empty")}
+	case s[0] != '.':
+		return field.ErrorList{field.Invalid(p, s, "must be a simple json path starting with .")}
+	}
+	return nil
+}
+
+func validateColumn(c *PrinterColumn, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if c.Name == "" {
+		errs = append(errs, field.Required(p.Child("name"), ""))
+	}
+	types := "must be one of " + strings.Join(columnTypes, ",")
+	switch {
+	case c.Type == "":
+		errs = append(errs, field.Required(p.Child("type"), types))
+	case !contains(columnTypes, c.Type):
+		errs = append(errs, field.Invalid(p.Child("type"), c.Type, types))
+	}
+	if c.Format != "" && !contains(columnFormats, c.Format) {
+		errs = append(errs, field.Invalid(p.Child("format"), c.Format, "must be one of "+strings.Join(columnFormats, ",")))
+	}
+	if c.JSONPath == "" {
+		errs = append(errs, field.Required(p.Child("JSONPath"), ""))
+	} else {
+		errs = append(errs, simpleJSONPath(c.JSONPath, p.Child("JSONPath"))...)
+	}
+	return errs
+}
+
+func validateNames(n *Names, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	label := func(v string, fp *field.Path, prefix string) {
+		if v == "" {
+			return
+		}
+		if e := utilvalidation.IsDNS1035Label(v); len(e) > 0 {
+			errs = append(errs, field.Invalid(fp, v, prefix+strings.Join(e, ",")))
+		}
+	}
+	label(n.Plural, p.Child("plural"), "")
+	label(n.Singular, p.Child("singular"), "")
+	if n.Kind != "" {
+		if e := utilvalidation.IsDNS1035Label(strings.ToLower(n.Kind)); len(e) > 0 {
+			errs = append(errs, field.Invalid(p.Child("kind"), n.Kind, "may have mixed case, but should otherwise match: "+strings.Join(e, ",")))
+		}
+	}
+	if n.ListKind != "" {
+		if e := utilvalidation.IsDNS1035Label(strings.ToLower(n.ListKind)); len(e) > 0 {
+			errs = append(errs, field.Invalid(p.Child("listKind"), n.ListKind, "may have mixed case, but should otherwise match: "+strings.Join(e, ",")))
+		}
+	}
+	for i, s := range n.ShortNames {
+		if e := utilvalidation.IsDNS1035Label(s); len(e) > 0 {
+			errs = append(errs, field.Invalid(p.Child("shortNames").Index(i), s, strings.Join(e, ",")))
+		}
+	}
+	if n.Kind != "" && n.Kind == n.ListKind {
+		errs = append(errs, field.Invalid(p.Child("listKind"), n.ListKind, "kind and listKind may not be the same"))
+	}
+	for i, c := range n.Categories {
+		if e := utilvalidation.IsDNS1035Label(c); len(e) > 0 {
+			errs = append(errs, field.Invalid(p.Child("categories").Index(i), c, strings.Join(e, ",")))
+		}
+	}
+	return errs
+}
+
+func validateStatus(crd *CRD, p *field.Path) field.ErrorList {
+	errs := validateNames(&crd.Status.AcceptedNames, p.Child("acceptedNames"))
+	sv := p.Child("storedVersions")
+	stored := crd.Status.StoredVersions
+	if len(stored) == 0 {
+		return append(errs, field.Invalid(sv, stored, "must have at least one stored version"))
+	}
+	left := map[string]int{}
+	for i, v := range stored {
+		left[v] = i
+	}
+	for _, v := range crd.Spec.Versions {
+		_, ok := left[v.Name]
+		if v.Storage && !ok {
+			errs = append(errs, field.Invalid(sv, stored, "must have the storage version "+v.Name))
+		}
+		delete(left, v.Name)
+	}
+	for i, v := range stored {
+		if _, ok := left[v]; ok {
+			errs = append(errs, field.Invalid(sv.Index(i), v, fmt.Sprintf("missing from spec.versions; %[1]s was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in %[1]s and removes %[1]s from status.storedVersions", v)))
+		}
+	}
+	return errs
+}
+
+func deprecationWarningErrors(deprecated bool, w *string) []string {
+	if !deprecated && w != nil {
+		return []string{"can only be set for deprecated versions"}
+	}
+	if w == nil {
+		return nil
+	}
+	var out []string
+	if len(*w) > 256 {
+		out = append(out, "must be <= 256 characters long")
+	}
+	if len(*w) == 0 {
+		out = append(out, "must not be an empty string")
+	}
+	for i, r := range *w {
+		if !unicode.IsPrint(r) {
+			out = append(out, fmt.Sprintf("must only contain printable UTF-8 characters; non-printable character found at index %d", i))
+			break
+		}
+	}
+	if !utf8.ValidString(*w) {
+		out = append(out, "must only contain printable UTF-8 characters")
+	}
+	return out
+}
+
+func enum(p *field.Path, v string, accepted []string) field.ErrorList {
+	if v == "" {
+		return field.ErrorList{field.Required(p, "")}
+	}
+	if contains(accepted, v) {
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(p, v, accepted)}
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,266 @@
+// Package versioned serves one stored resource in another API version.
+//
+// A CustomResourceDefinition may serve several versions of one resource
+// while its objects are stored in just one, the storage version. Each
+// served version gets its own storage.Interface: a Store from this
+// package, layered over the etcd3 store and under that version's cacher.
+// On the way in (Create, the bytes GuaranteedUpdate's tryUpdate returns)
+// it rewrites apiVersion to the storage version; on the way out (Get,
+// List, Watch events, the current object tryUpdate sees) it rewrites
+// apiVersion to the served version. That is conversion strategy None, as
+// kube-apiserver applies it. Keys carry no version, so every version
+// reads and writes the same objects.
+//
+// Because the decorator sits below the cacher, each version's cacher
+// holds bytes already in its served version: a watch event is still
+// encoded once and every watcher writes the same bytes.
+//
+//	st := versioned.New(etcd3.New(cfg), versioned.Config{Served: "example.com/v2", Stored: "example.com/v1"})
+//	c, err := cacher.New(st, cacherCfg)
+package versioned
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/miniapi/miniapi/storage"
+)
+
+// Config says which apiVersions a Store translates between.
+type Config struct {
+	// Served is the apiVersion clients of this Store see, "group/version".
+	Served string
+	// Stored is the apiVersion objects are written with: the storage
+	// version's.
+	Stored string
+}
+
+// Store is a storage.Interface that rewrites apiVersion between the
+// served and the stored version. It is safe for concurrent use when the
+// underlying storage is.
+type Store struct {
+	under storage.Interface
+	cfg   Config
+}
+
+var _ storage.Interface = (*Store)(nil)
+
+// New returns under, seen in the served version.
+func New(under storage.Interface, cfg Config) *Store {
+	return &Store{under: under, cfg: cfg}
+}
+
+// CurrentRevision passes through to the underlying storage, so a cacher
+// above can still make consistent reads.
+func (s *Store) CurrentRevision(ctx context.Context) (int64, error) {
+	rr, ok := s.under.(storage.RevisionReader)
+	if !ok {
+		return 0, fmt.Errorf("versioned: underlying storage cannot read the current revision")
+	}
+	return rr.CurrentRevision(ctx)
+}
+
+// RequestProgress passes through to the underlying storage.
+func (s *Store) RequestProgress(ctx context.Context) error {
+	pr, ok := s.under.(storage.ProgressRequester)
+	if !ok {
+		return fmt.Errorf("versioned: underlying storage cannot request progress")
+	}
+	return pr.RequestProgress(ctx)
+}
+
+// Get returns the object at key in the served version.
+func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions) (*storage.Object, error) {
+	obj, err := s.under.Get(ctx, key, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s.out(obj)
+}
+
+// List returns the objects under prefix in the served version. Predicates
+// see the stored bytes; they select on labels and fields, never on
+// apiVersion.
+func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOptions) (*storage.List, error) {
+	l, err := s.under.List(ctx, prefix, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := *l
+	out.Items = make([]*storage.Object, len(l.Items))
+	for i, it := range l.Items {
+		if out.Items[i], err = s.out(it); err != nil {
+			return nil, err
+		}
+	}
+	return &out, nil
+}
+
+// Create stores data in the stored version and returns it as served.
+func (s *Store) Create(ctx context.Context, key string, data []byte) (*storage.Object, error) {
+	in, err := setAPIVersion(data, s.cfg.Stored)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := s.under.Create(ctx, key, in)
+	if err != nil {
+		return nil, err
+	}
+	return s.out(obj)
+}
+
+// GuaranteedUpdate shows tryUpdate the current object in the served
+// version and stores what it returns in the stored version. When
+// tryUpdate hands back the served bytes unchanged, the underlying store
+// gets its own current bytes back, so it writes nothing.
+func (s *Store) GuaranteedUpdate(ctx context.Context, key string, opts storage.UpdateOptions, tryUpdate storage.UpdateFunc) (*storage.Object, error) {
+	obj, err := s.under.GuaranteedUpdate(ctx, key, opts, func(cur *storage.Object) ([]byte, error) {
+		var served *storage.Object
+		if cur != nil {
+			var err error
+			if served, err = s.out(cur); err != nil {
+				return nil, err
+			}
+		}
+		next, err := tryUpdate(served)
+		if err != nil {
+			return nil, err
+		}
+		if served != nil && bytes.Equal(next, served.Data) {
+			return cur.Data, nil
+		}
+		return setAPIVersion(next, s.cfg.Stored)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.out(obj)
+}
+
+// Delete removes the object at key and returns its last state as served.
+func (s *Store) Delete(ctx context.Context, key string, opts storage.DeleteOptions) (*storage.Object, error) {
+	if v := opts.Validate; v != nil {
+		opts.Validate = func(cur *storage.Object) error {
+			served, err := s.out(cur)
+			if err != nil {
+				return err
+			}
+			return v(served)
+		}
+	}
+	obj, err := s.under.Delete(ctx, key, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s.out(obj)
+}
+
+// Watch streams the changes under prefix in the served version.
+func (s *Store) Watch(ctx context.Context, prefix string, opts storage.WatchOptions) (storage.Watcher, error) {
+	w, err := s.under.Watch(ctx, prefix, opts)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	vw := &watcher{under: w, cancel: cancel, ch: make(chan storage.Event)}
+	go vw.run(ctx, s)
+	return vw, nil
+}
+
+// watcher translates one underlying watch. Its goroutine is the only
+// sender on ch and closes it after the underlying channel closes or
+// Stop.
+type watcher struct {
+	under  storage.Watcher
+	cancel context.CancelFunc
+	ch     chan storage.Event
+}
+
+func (w *watcher) ResultChan() <-chan storage.Event { return w.ch }
+
+// Stop ends the watch; it is idempotent.
+func (w *watcher) Stop() {
+	w.cancel()
+	w.under.Stop()
+}
+
+func (w *watcher) run(ctx context.Context, s *Store) {
+	defer close(w.ch)
+	defer w.under.Stop()
+	in := w.under.ResultChan()
+	for {
+		var ev storage.Event
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok = <-in:
+		}
+		if !ok {
+			return
+		}
+		if ev.Type != storage.Bookmark && ev.Type != storage.ErrorEvent {
+			var err error
+			if ev.Object, err = s.out(ev.Object); err == nil && ev.PrevObject != nil {
+				ev.PrevObject, err = s.out(ev.PrevObject)
+			}
+			if err != nil {
+				ev = storage.Event{Type: storage.ErrorEvent, Err: err}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case w.ch <- ev:
+		}
+		if ev.Type == storage.ErrorEvent {
+			return
+		}
+	}
+}
+
+// out returns obj with its apiVersion set to the served version.
+func (s *Store) out(obj *storage.Object) (*storage.Object, error) {
+	if obj == nil || len(obj.Data) == 0 {
+		return obj, nil
+	}
+	data, err := setAPIVersion(obj.Data, s.cfg.Served)
+	if err != nil {
+		return nil, err
+	}
+	return &storage.Object{Key: obj.Key, Revision: obj.Revision, Data: data}, nil
+}
+
+// setAPIVersion returns data with its top-level apiVersion set to v. The
+// registry writes apiVersion as the first member ({"apiVersion":"...",
+// ...}); that form is rewritten in place, keeping every other byte, and
+// anything else is decoded and re-encoded.
+func setAPIVersion(data []byte, v string) ([]byte, error) {
+	enc, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	const lead = `{"apiVersion":`
+	if bytes.HasPrefix(data, []byte(lead)) {
+		var cur string
+		dec := json.NewDecoder(bytes.NewReader(data[len(lead):]))
+		if err := dec.Decode(&cur); err == nil {
+			end := len(lead) + int(dec.InputOffset())
+			if cur == v {
+				return data, nil
+			}
+			out := make([]byte, 0, len(data)+len(enc))
+			out = append(out, lead...)
+			out = append(out, enc...)
+			return append(out, data[end:]...), nil
+		}
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("versioned: decode object: %w", err)
+	}
+	m["apiVersion"] = enc
+	return json.Marshal(m)
+}
