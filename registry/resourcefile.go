@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 )
 
@@ -19,6 +20,10 @@ import (
 //	  namespaced: true
 //	  shortNames: [wd]
 //	  statusSubresource: true
+//	  scale:
+//	    specReplicasPath: .spec.replicas
+//	    statusReplicasPath: .status.replicas
+//	    labelSelectorPath: .status.selector
 //	  selectableFields: [spec.color]
 //	  printerColumns:
 //	  - {name: Color, type: string, jsonPath: .spec.color}
@@ -40,6 +45,9 @@ type ResourceSpec struct {
 	StatusSubresource bool            `json:"statusSubresource,omitempty"`
 	SelectableFields  []string        `json:"selectableFields,omitempty"`
 	PrinterColumns    []PrinterColumn `json:"printerColumns,omitempty"`
+	// Scale gives the type a /scale subresource, as a CRD's
+	// subresources.scale.
+	Scale *ScaleSubresource `json:"scale,omitempty"`
 }
 
 // LoadResourceFile reads the types declared in a resources file. Unknown
@@ -67,8 +75,11 @@ func ParseResourceFile(data []byte) ([]Type, error) {
 			Group: r.Group, Version: r.Version, Kind: r.Kind, ListKind: r.ListKind,
 			Plural: r.Plural, Singular: r.Singular, ShortNames: r.ShortNames, Categories: r.Categories,
 			Namespaced: r.Namespaced, SelectableFields: r.SelectableFields, PrinterColumns: r.PrinterColumns,
-			Strategy: GenericStrategy{Status: r.StatusSubresource},
+			Strategy: GenericStrategy{Status: r.StatusSubresource}, Scale: r.Scale,
 		}.withDefaults()
+		if err == nil && r.Scale != nil {
+			err = validateScaleSubresource(r.Scale, field.NewPath("scale")).ToAggregate()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("registry: resources file entry %d: %w", i, err)
 		}

@@ -1,0 +1,426 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/storage"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// SubresourceScale is the scale subresource of types with a Type.Scale.
+const SubresourceScale = "scale"
+
+// The apiVersion and kind of the object /scale answers.
+const (
+	ScaleAPIVersion = "autoscaling/v1"
+	ScaleKind       = "Scale"
+)
+
+// Scale is an autoscaling/v1 Scale: the desired and observed replica
+// counts of an object whose type has a scale subresource, with the
+// object's identity in its metadata. Its JSON is autoscaling/v1's.
+type Scale struct {
+	APIVersion string         `json:"apiVersion,omitempty"`
+	Kind       string         `json:"kind,omitempty"`
+	Metadata   api.ObjectMeta `json:"metadata"`
+	Spec       ScaleSpec      `json:"spec"`
+	Status     ScaleStatus    `json:"status"`
+}
+
+// ScaleSpec is the desired replica count.
+type ScaleSpec struct {
+	Replicas int32 `json:"replicas,omitempty"`
+}
+
+// ScaleStatus is the observed replica count and the label selector, in
+// its string form, of the pods (or other objects) counted.
+type ScaleStatus struct {
+	Replicas int32  `json:"replicas"`
+	Selector string `json:"selector,omitempty"`
+}
+
+// scaleFieldSchema is the fields a Scale has, for fieldValidation.
+var scaleFieldSchema = schemaOfGoType(reflect.TypeFor[Scale]())
+
+// HasScale reports whether t has a /scale subresource.
+func HasScale(t *Type) bool { return t.Scale != nil }
+
+// GetScale returns the Scale of the named object, read from the paths of
+// the type's scale subresource as kube-apiserver reads a custom
+// resource's: a missing status replicas or selector is 0 or "", but a
+// missing spec replicas is an internal error, and so is a value of the
+// wrong type. resourceVersion is as for Get.
+func (s *Store) GetScale(ctx context.Context, ns, name, resourceVersion string) (*Scale, error) {
+	if s.t.Scale == nil {
+		return nil, api.NewNotFound(s.t.GroupResource(), name)
+	}
+	out, err := s.Get(ctx, ns, name, resourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := decodeWithRV(out)
+	if err != nil {
+		return nil, err
+	}
+	sc, found, err := s.scaleOf(obj)
+	if err != nil {
+		return nil, api.NewInternalError(err)
+	}
+	if !found {
+		return nil, api.NewInternalError(fmt.Errorf("the spec replicas field %q does not exist", s.t.Scale.SpecReplicasPath))
+	}
+	return sc, nil
+}
+
+// UpdateScale replaces the Scale of the named object: it writes
+// sc.Spec.Replicas at the spec replicas path, through the main
+// resource's update pipeline (so generation moves and the strategy
+// validates, as for a write of the object), and answers the new Scale.
+// A resourceVersion in sc makes the write conditional on it. opts'
+// FieldValidation is left to the caller, who has the body as sent
+// (CheckScaleFields).
+func (s *Store) UpdateScale(ctx context.Context, ns, name string, sc *Scale, opts UpdateOptions) (*Scale, error) {
+	if err := checkScaleTypeMeta(sc); err != nil {
+		return nil, err
+	}
+	return s.writeScale(ctx, ns, name, opts, func(*Scale) (*Scale, error) {
+		return sc, nil
+	})
+}
+
+// PatchScale applies a patch (JSON, merge, or strategic merge for types
+// that take those) to the Scale of the named object and writes the
+// patched replicas as UpdateScale does. As in kube-apiserver, a patch
+// that leaves unset a spec replicas the object does not have is 400.
+func (s *Store) PatchScale(ctx context.Context, ns, name, patchType string, patch []byte, opts UpdateOptions) (*Scale, error) {
+	apply, err := s.patcher(patchType, patch)
+	if err != nil {
+		return nil, err
+	}
+	return s.writeScale(ctx, ns, name, opts, func(cur *Scale) (*Scale, error) {
+		curJSON, err := json.Marshal(cur)
+		if err != nil {
+			return nil, err
+		}
+		patched, err := apply(curJSON)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkScaleFields(ctx, patched, opts.FieldValidation, true); err != nil {
+			return nil, err
+		}
+		var next Scale
+		if err := json.Unmarshal(patched, &next); err != nil {
+			return nil, scaleDecodeError(err)
+		}
+		if err := checkScaleTypeMeta(&next); err != nil {
+			return nil, err
+		}
+		return &next, nil
+	})
+}
+
+// CheckScaleFields applies a fieldValidation directive to the JSON of a
+// Scale sent in an update: unknown and duplicate fields are 400 with
+// Strict, warnings with Warn (or ""), ignored with Ignore.
+func CheckScaleFields(ctx context.Context, data []byte, directive string) error {
+	return checkScaleFields(ctx, data, directive, false)
+}
+
+// checkScaleFields is CheckScaleFields; patched words a refusal as
+// kube-apiserver words it for a patch, a 422 on the patch.
+func checkScaleFields(ctx context.Context, data []byte, directive string, patched bool) error {
+	if directive == FieldValidationIgnore {
+		return nil
+	}
+	r, err := scanFields(data, scaleFieldSchema, true)
+	if err != nil || len(r.errs) == 0 {
+		return err
+	}
+	switch {
+	case directive != FieldValidationStrict:
+		warnAll(ctx, r.errs)
+		return nil
+	case patched:
+		return api.NewInvalid(api.GroupKind{}, "", field.ErrorList{
+			field.Invalid(field.NewPath("patch"), string(data), strictDecodingError(r.errs)),
+		})
+	}
+	return api.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %s",
+		ScaleKind, "v1", ScaleKind, strictDecodingError(r.errs)))
+}
+
+// DecodeScale decodes the JSON of a Scale sent by a client, worded as
+// kube-apiserver's decoder words a body it cannot read.
+func DecodeScale(data []byte) (*Scale, error) {
+	var sc Scale
+	if err := json.Unmarshal(data, &sc); err != nil {
+		return nil, scaleDecodeError(err)
+	}
+	return &sc, nil
+}
+
+func scaleDecodeError(err error) error {
+	return api.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %s", ScaleKind, "v1", ScaleKind, err))
+}
+
+// checkScaleTypeMeta accepts a Scale that says it is an autoscaling/v1
+// Scale, or says nothing.
+func checkScaleTypeMeta(sc *Scale) error {
+	if sc.APIVersion != "" && sc.APIVersion != ScaleAPIVersion {
+		return api.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", sc.APIVersion, ScaleAPIVersion))
+	}
+	if sc.Kind != "" && sc.Kind != ScaleKind {
+		return api.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", sc.Kind, ScaleKind))
+	}
+	return nil
+}
+
+// writeScale is one guaranteed update of the object behind a Scale: next
+// turns the current Scale into the desired one, whose replicas are then
+// written into a copy of the current object. The main resource's update
+// runs on that copy, as kube-apiserver's ScaleREST updates through the
+// custom resource's own store.
+func (s *Store) writeScale(ctx context.Context, ns, name string, opts UpdateOptions, next func(cur *Scale) (*Scale, error)) (*Scale, error) {
+	if s.t.Scale == nil {
+		return nil, api.NewNotFound(s.t.GroupResource(), name)
+	}
+	ns = s.namespaceOf(ns)
+	specPath := s.t.Scale.SpecReplicasPath
+	opts.Subresource = "" // the object's own update rules apply
+	out, err := s.update(ctx, ns, name, opts, func(obj *api.Object) (*api.Object, error) {
+		cur, found, err := s.scaleOf(obj)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			// Marks "not set" for a patch that leaves replicas alone.
+			cur.Spec.Replicas = math.MinInt32
+		}
+		sc, err := next(cur)
+		if err != nil {
+			return nil, err
+		}
+		if sc.Metadata.Name != "" && sc.Metadata.Name != name {
+			return nil, api.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", sc.Metadata.Name, name))
+		}
+		if sc.Metadata.Namespace != "" && s.t.Namespaced && sc.Metadata.Namespace != ns {
+			return nil, api.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+		if sc.Spec.Replicas == math.MinInt32 {
+			return nil, api.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", specPath))
+		}
+		if sc.Spec.Replicas < 0 {
+			// As kube-apiserver's custom resource validator words it.
+			return nil, api.NewInvalid(s.t.GroupKind(), name, field.ErrorList{
+				field.Invalid(field.NewPath(specPath), int64(sc.Spec.Replicas), "should be a non-negative integer"),
+			})
+		}
+		if err := setPath(obj, specPath, sc.Spec.Replicas); err != nil {
+			return nil, err
+		}
+		if sc.Metadata.ResourceVersion != "" {
+			// The client's precondition; update answers 409 if stale.
+			obj.Metadata.ResourceVersion = sc.Metadata.ResourceVersion
+		}
+		return obj, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	obj, err := decodeWithRV(out)
+	if err != nil {
+		return nil, err
+	}
+	sc, _, err := s.scaleOf(obj)
+	if err != nil {
+		return nil, api.NewBadRequest(err.Error())
+	}
+	return sc, nil
+}
+
+// decodeWithRV decodes a stored object and sets its resourceVersion from
+// the revision it was read or written at.
+func decodeWithRV(out *storage.Object) (*api.Object, error) {
+	obj, err := decode(out.Data)
+	if err != nil {
+		return nil, err
+	}
+	obj.Metadata.ResourceVersion = storage.FormatResourceVersion(out.Revision)
+	return obj, nil
+}
+
+// scaleOf builds the Scale of obj and reports whether obj has a spec
+// replicas value. A value of the wrong type is an error, worded as
+// apimachinery's unstructured accessors word it.
+func (s *Store) scaleOf(obj *api.Object) (*Scale, bool, error) {
+	sub := s.t.Scale
+	m := obj.Metadata
+	sc := &Scale{
+		APIVersion: ScaleAPIVersion,
+		Kind:       ScaleKind,
+		Metadata: api.ObjectMeta{
+			Name: m.Name, Namespace: m.Namespace, UID: m.UID,
+			ResourceVersion: m.ResourceVersion, CreationTimestamp: m.CreationTimestamp,
+		},
+	}
+	spec, found, err := readInt64Path(obj, sub.SpecReplicasPath)
+	if err != nil {
+		return nil, false, err
+	}
+	status, _, err := readInt64Path(obj, sub.StatusReplicasPath)
+	if err != nil {
+		return nil, false, err
+	}
+	// As kube-apiserver, the counts are truncated to int32; validation
+	// keeps written values in range.
+	sc.Spec.Replicas, sc.Status.Replicas = int32(spec), int32(status)
+	if sub.LabelSelectorPath != "" {
+		raw, ok, err := lookupPath(obj, sub.LabelSelectorPath)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			if err := json.Unmarshal(raw, &sc.Status.Selector); err != nil {
+				return nil, false, accessorError(sub.LabelSelectorPath, raw, "string")
+			}
+		}
+	}
+	return sc, found, nil
+}
+
+// readInt64Path reads the integer at a JSON path such as ".spec.replicas".
+func readInt64Path(obj *api.Object, path string) (int64, bool, error) {
+	raw, ok, err := lookupPath(obj, path)
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return 0, false, accessorError(path, raw, "int64")
+	}
+	return n, true, nil
+}
+
+// lookupPath returns the raw JSON at a path, and false if some step of
+// it is missing. A step that is not an object is an error.
+func lookupPath(obj *api.Object, path string) (json.RawMessage, bool, error) {
+	segs := splitScalePath(path)
+	raw, ok := obj.Fields[segs[0]]
+	for i, seg := range segs[1:] {
+		if !ok {
+			return nil, false, nil
+		}
+		var m map[string]json.RawMessage
+		if !isJSONObject(raw) || json.Unmarshal(raw, &m) != nil {
+			return nil, false, accessorError("."+strings.Join(segs[:i+1], "."), raw, "map[string]interface{}")
+		}
+		raw, ok = m[seg]
+	}
+	return raw, ok, nil
+}
+
+// setPath sets the integer at a JSON path, creating missing objects on
+// the way, as unstructured.SetNestedField does.
+func setPath(obj *api.Object, path string, n int32) error {
+	segs := splitScalePath(path)
+	val := json.RawMessage(strconv.FormatInt(int64(n), 10))
+	// Walk down, keeping each level to re-encode on the way up.
+	levels := make([]map[string]json.RawMessage, len(segs)-1)
+	raw := obj.Fields[segs[0]]
+	for i := range levels {
+		m := map[string]json.RawMessage{}
+		if len(bytes.TrimSpace(raw)) > 0 && string(raw) != "null" {
+			if !isJSONObject(raw) || json.Unmarshal(raw, &m) != nil {
+				return api.NewBadRequest(fmt.Sprintf("value cannot be set because %s is not a map", "."+strings.Join(segs[:i+1], ".")))
+			}
+		}
+		levels[i] = m
+		raw = m[segs[i+1]]
+	}
+	for i := len(levels) - 1; i >= 0; i-- {
+		levels[i][segs[i+1]] = val
+		enc, err := json.Marshal(levels[i])
+		if err != nil {
+			return err
+		}
+		val = enc
+	}
+	if obj.Fields == nil {
+		obj.Fields = map[string]json.RawMessage{}
+	}
+	obj.Fields[segs[0]] = val
+	return nil
+}
+
+// splitScalePath splits ".spec.replicas" into its steps.
+func splitScalePath(path string) []string {
+	return strings.Split(strings.TrimPrefix(path, "."), ".")
+}
+
+func isJSONObject(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '{'
+}
+
+// accessorError words a value of the wrong type as apimachinery's
+// unstructured.Nested* accessors do.
+func accessorError(path string, raw json.RawMessage, want string) error {
+	var v any
+	_ = json.Unmarshal(raw, &v)
+	return fmt.Errorf("%s accessor error: %v is of the type %T, expected %s", path, v, v, want)
+}
+
+// validateScaleSubresource checks the paths of a scale subresource as
+// kube-apiserver checks a CRD's: JSON paths under .spec for the desired
+// replicas, under .status for the observed ones, under either for the
+// selector.
+func validateScaleSubresource(sc *ScaleSubresource, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	check := func(name, path string, required bool, under ...string) {
+		p := fld.Child(name)
+		switch {
+		case path == "" && required:
+			errs = append(errs, field.Required(p, ""))
+		case path == "":
+		case !validJSONPath(path):
+			errs = append(errs, field.Invalid(p, path, "must be a valid JSON path with a leading dot, e.g. .spec.replicas"))
+		case !slices.ContainsFunc(under, func(u string) bool { return strings.HasPrefix(path, u+".") }):
+			errs = append(errs, field.Invalid(p, path, "should be a json path under "+either(under)))
+		}
+	}
+	check("specReplicasPath", sc.SpecReplicasPath, true, ".spec")
+	check("statusReplicasPath", sc.StatusReplicasPath, true, ".status")
+	check("labelSelectorPath", sc.LabelSelectorPath, false, ".spec", ".status")
+	return errs
+}
+
+// either words one path prefix or two as kube-apiserver's messages do.
+func either(under []string) string {
+	if len(under) == 1 {
+		return under[0]
+	}
+	return "either " + strings.Join(under, " or ")
+}
+
+// validJSONPath accepts the simple dotted paths scale subresources use.
+func validJSONPath(path string) bool {
+	if !strings.HasPrefix(path, ".") {
+		return false
+	}
+	for _, seg := range splitScalePath(path) {
+		if seg == "" || strings.ContainsAny(seg, "[]*\"' ") {
+			return false
+		}
+	}
+	return true
+}
