@@ -3,25 +3,18 @@ package apiextensions
 import (
 	"encoding/json"
 
+	"github.com/miniapi/miniapi/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// compileSchemaErrors checks a version's openAPIV3Schema beyond being a
-// JSON object. The full structural check belongs to the schema package;
-// until the CRD strategy calls it, the root is checked as kube-apiserver
-// checks it first: it must declare type object.
+// compileSchemaErrors checks a version's openAPIV3Schema as
+// kube-apiserver does before it accepts a CRD: the keywords a CRD schema
+// may use, the structural-schema rules, defaults and CEL rules (the
+// schema package's ValidateStructural), with paths under p.
 func compileSchemaErrors(raw json.RawMessage, p *field.Path) field.ErrorList {
-	var root struct {
-		Type *string `json:"type"`
+	s, err := schema.Compile(raw)
+	if err != nil {
+		return field.ErrorList{field.Invalid(p, "", err.Error())}
 	}
-	if err := json.Unmarshal(raw, &root); err != nil {
-		return field.ErrorList{field.Invalid(p, "", "must be a JSON object")}
-	}
-	switch {
-	case root.Type == nil || *root.Type == "":
-		return field.ErrorList{field.Required(p.Child("type"), "must not be empty at the root")}
-	case *root.Type != "object":
-		return field.ErrorList{field.Invalid(p.Child("type"), *root.Type, "must be object at the root")}
-	}
-	return nil
+	return s.ValidateStructural(p)
 }

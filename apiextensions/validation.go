@@ -3,6 +3,7 @@ package apiextensions
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -72,6 +73,22 @@ func validateSpec(spec *Spec, p *field.Path) field.ErrorList {
 	seen := map[string]bool{}
 	unique := true
 	versions := p.Child("versions")
+	sh := sharedParts(spec.Versions)
+	if len(spec.Versions) > 0 {
+		v := &spec.Versions[0]
+		if sh.schema {
+			errs = append(errs, compileSchemaErrors(v.Schema.OpenAPIV3Schema, p.Child("validation", "openAPIV3Schema"))...)
+		}
+		if sh.subresources {
+			errs = append(errs, validateSubresources(v.Subresources, p.Child("subresources"))...)
+		}
+		if sh.columns {
+			errs = append(errs, validateColumns(v.AdditionalPrinterColumns, p.Child("additionalPrinterColumns"))...)
+		}
+		if sh.selectable {
+			errs = append(errs, validateSelectableFields(v, p.Child("selectableFields"))...)
+		}
+	}
 	for i := range spec.Versions {
 		v := &spec.Versions[i]
 		vp := versions.Index(i)
@@ -85,7 +102,7 @@ func validateSpec(spec *Spec, p *field.Path) field.ErrorList {
 		if e := utilvalidation.IsDNS1035Label(v.Name); len(e) > 0 {
 			errs = append(errs, field.Invalid(vp.Child("name"), v.Name, strings.Join(e, ",")))
 		}
-		errs = append(errs, validateVersion(v, vp)...)
+		errs = append(errs, validateVersion(v, vp, sh)...)
 	}
 	if len(spec.Versions) == 0 {
 		errs = append(errs, field.Invalid(versions, spec.Versions, "must have exactly one version marked as storage version"))
@@ -136,25 +153,97 @@ func versionNames(vs []Version) []string {
 	return out
 }
 
-func validateVersion(v *Version, p *field.Path) field.ErrorList {
+// shared says which parts every version declares identically. kube-apiserver
+// keeps such a part once, at the top of its internal spec, and reports
+// errors in it at that path (spec.validation.openAPIV3Schema,
+// spec.subresources, spec.additionalPrinterColumns, spec.selectableFields)
+// rather than per version; miniapi reports them where kube does.
+type shared struct {
+	schema, subresources, columns, selectable bool
+}
+
+func sharedParts(vs []Version) shared {
+	if len(vs) == 0 {
+		return shared{}
+	}
+	sh := shared{
+		schema:       hasSchema(&vs[0]),
+		subresources: vs[0].Subresources != nil,
+		columns:      len(vs[0].AdditionalPrinterColumns) > 0,
+		selectable:   len(vs[0].SelectableFields) > 0,
+	}
+	first := vs[0]
+	for _, v := range vs[1:] {
+		sh.schema = sh.schema && hasSchema(&v) && jsonEqual(v.Schema.OpenAPIV3Schema, first.Schema.OpenAPIV3Schema)
+		sh.subresources = sh.subresources && reflect.DeepEqual(normalized(v.Subresources), normalized(first.Subresources))
+		sh.columns = sh.columns && reflect.DeepEqual(v.AdditionalPrinterColumns, first.AdditionalPrinterColumns)
+		sh.selectable = sh.selectable && reflect.DeepEqual(v.SelectableFields, first.SelectableFields)
+	}
+	return sh
+}
+
+// jsonEqual compares two JSON documents by value.
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// normalized is subresources in a form reflect.DeepEqual compares by
+// value.
+func normalized(s *Subresources) any {
+	b, _ := json.Marshal(s)
+	var v any
+	_ = json.Unmarshal(b, &v)
+	return v
+}
+
+func validateVersion(v *Version, p *field.Path, sh shared) field.ErrorList {
 	var errs field.ErrorList
 	for _, msg := range deprecationWarningErrors(v.Deprecated, v.DeprecationWarning) {
 		errs = append(errs, field.Invalid(p.Child("deprecationWarning"), v.DeprecationWarning, msg))
 	}
-	errs = append(errs, validateSchema(v, p.Child("schema"))...)
-	if sub := v.Subresources; sub != nil && sub.Scale != nil {
-		errs = append(errs, validateScale(sub.Scale, p.Child("subresources"))...)
+	if !sh.schema {
+		errs = append(errs, validateSchema(v, p.Child("schema"))...)
 	}
-	for i := range v.AdditionalPrinterColumns {
-		errs = append(errs, validateColumn(&v.AdditionalPrinterColumns[i], p.Child("additionalPrinterColumns").Index(i))...)
+	if !sh.subresources {
+		errs = append(errs, validateSubresources(v.Subresources, p.Child("subresources"))...)
 	}
+	if !sh.columns {
+		errs = append(errs, validateColumns(v.AdditionalPrinterColumns, p.Child("additionalPrinterColumns"))...)
+	}
+	if !sh.selectable {
+		errs = append(errs, validateSelectableFields(v, p.Child("selectableFields"))...)
+	}
+	return errs
+}
+
+func validateSubresources(sub *Subresources, p *field.Path) field.ErrorList {
+	if sub == nil || sub.Scale == nil {
+		return nil
+	}
+	return validateScale(sub.Scale, p)
+}
+
+func validateColumns(cols []PrinterColumn, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i := range cols {
+		errs = append(errs, validateColumn(&cols[i], p.Index(i))...)
+	}
+	return errs
+}
+
+func validateSelectableFields(v *Version, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	if len(v.SelectableFields) > 0 {
 		if !hasSchema(v) {
-			errs = append(errs, field.Invalid(p.Child("selectableFields"), "", "may only be set when `version.schema.openAPIV3Schema` is not included"))
+			errs = append(errs, field.Invalid(p, "", "may only be set when `version.schema.openAPIV3Schema` is not included"))
 		}
 		seen := map[string]bool{}
 		for i, f := range v.SelectableFields {
-			fp := p.Child("selectableFields").Index(i).Child("jsonPath")
+			fp := p.Index(i).Child("jsonPath")
 			switch {
 			case f.JSONPath == "":
 				errs = append(errs, field.Required(fp, ""))
@@ -168,7 +257,7 @@ func validateVersion(v *Version, p *field.Path) field.ErrorList {
 			seen[f.JSONPath] = true
 		}
 		if len(seen) > maxSelectableFields {
-			errs = append(errs, field.TooMany(p.Child("selectableFields"), len(seen), maxSelectableFields))
+			errs = append(errs, field.TooMany(p, len(seen), maxSelectableFields))
 		}
 	}
 	return errs

@@ -1,0 +1,97 @@
+package apiextensions_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// mutate returns widgetCRD(versions...) changed by f.
+func mutate(f func(crd map[string]any, spec map[string]any, versions []any), versions ...string) map[string]any {
+	crd := widgetCRD(versions...)
+	spec := crd["spec"].(map[string]any)
+	f(crd, spec, spec["versions"].([]any))
+	return crd
+}
+
+func version(vs []any, i int) map[string]any { return vs[i].(map[string]any) }
+
+func TestInvalidCRDs(t *testing.T) {
+	srv, _ := start(t, "")
+	base := srv.URL()
+	cases := []struct {
+		name string
+		crd  map[string]any
+		want []string // substrings of the Status message
+	}{
+		{"name not plural.group", mutate(func(c, _ map[string]any, _ []any) {
+			c["metadata"] = map[string]any{"name": "gadgets.example.com"}
+		}, "v1"), []string{`metadata.name: Invalid value: "gadgets.example.com": must be spec.names.plural+"."+spec.group`}},
+		{"group without dot", mutate(func(c, s map[string]any, _ []any) {
+			s["group"] = "example"
+			c["metadata"] = map[string]any{"name": "widgets.example"}
+		}, "v1"), []string{`spec.group: Invalid value: "example": should be a domain with at least one dot`}},
+		{"bad scope", mutate(func(_, s map[string]any, _ []any) { s["scope"] = "Global" }, "v1"),
+			[]string{`spec.scope: Unsupported value: "Global": supported values: "Cluster", "Namespaced"`}},
+		{"no storage version", mutate(func(_, _ map[string]any, vs []any) { version(vs, 0)["storage"] = false }, "v1"),
+			[]string{`must have exactly one version marked as storage version`}},
+		{"two storage versions", mutate(func(_, _ map[string]any, vs []any) { version(vs, 1)["storage"] = true }, "v1", "v2"),
+			[]string{`must have exactly one version marked as storage version`}},
+		{"duplicate versions", widgetCRD("v1", "v1"), []string{`must contain unique version names`}},
+		{"bad version name", widgetCRD("V1"), []string{`spec.versions[0].name: Invalid value: "V1": a DNS-1035 label must consist of lower case alphanumeric characters`}},
+		{"no schema", mutate(func(_, _ map[string]any, vs []any) { delete(version(vs, 0), "schema") }, "v1"),
+			[]string{`spec.versions[0].schema.openAPIV3Schema: Required value`}},
+		{"schema not structural", mutate(func(_, _ map[string]any, vs []any) {
+			version(vs, 0)["schema"] = map[string]any{"openAPIV3Schema": json.RawMessage(`{"type":"object","properties":{"spec":{"properties":{"a":{"type":"string"}}}}}`)}
+		}, "v1"), []string{`spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields`}},
+		{"webhook conversion", mutate(func(_, s map[string]any, _ []any) {
+			s["conversion"] = map[string]any{"strategy": "Webhook", "webhook": map[string]any{"conversionReviewVersions": []any{"v1"}, "clientConfig": map[string]any{"url": "https://example.com/convert"}}}
+		}, "v1"), []string{`spec.conversion.strategy: Invalid value: "Webhook": conversion webhooks are not supported by miniapi yet`}},
+		{"bad plural", mutate(func(c, s map[string]any, _ []any) {
+			s["names"].(map[string]any)["plural"] = "Widgets"
+			c["metadata"] = map[string]any{"name": "Widgets.example.com"}
+		}, "v1"), []string{`spec.names.plural: Invalid value: "Widgets"`}},
+		{"kind equals listKind", mutate(func(_, s map[string]any, _ []any) {
+			s["names"].(map[string]any)["listKind"] = "Widget"
+		}, "v1"), []string{`spec.names.listKind: Invalid value: "Widget": kind and listKind may not be the same`}},
+		{"missing kind", mutate(func(_, s map[string]any, _ []any) {
+			delete(s["names"].(map[string]any), "kind")
+		}, "v1"), []string{`spec.names.kind: Required value`}},
+		{"bad short name", mutate(func(_, s map[string]any, _ []any) {
+			s["names"].(map[string]any)["shortNames"] = []any{"w_d"}
+		}, "v1"), []string{`spec.names.shortNames[0]: Invalid value: "w_d"`}},
+		{"bad printer column type", mutate(func(_, _ map[string]any, vs []any) {
+			version(vs, 0)["additionalPrinterColumns"] = []any{map[string]any{"name": "X", "type": "text", "jsonPath": ".spec.x"}}
+		}, "v1"), []string{`spec.additionalPrinterColumns[0].type: Invalid value: "text": must be one of boolean,date,integer,number,string`}},
+		{"per-version printer column", mutate(func(_, _ map[string]any, vs []any) {
+			version(vs, 1)["additionalPrinterColumns"] = []any{map[string]any{"name": "X", "type": "string", "jsonPath": "spec.x"}}
+		}, "v1", "v2"), []string{`spec.versions[1].additionalPrinterColumns[0].JSONPath: Invalid value: "spec.x": must be a simple json path starting with .`}},
+		{"scale path outside spec", mutate(func(_, _ map[string]any, vs []any) {
+			version(vs, 0)["subresources"] = map[string]any{"scale": map[string]any{"specReplicasPath": ".status.replicas", "statusReplicasPath": ".status.replicas"}}
+		}, "v1"), []string{`spec.subresources.scale.specReplicasPath: Invalid value: ".status.replicas": should be a json path under .spec`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body := do(t, "POST", base+"/apis/apiextensions.k8s.io/v1/customresourcedefinitions", tc.crd)
+			if code != http.StatusUnprocessableEntity {
+				t.Fatalf("create = %d, want 422: %s", code, body)
+			}
+			var st struct {
+				Reason  string `json:"reason"`
+				Message string `json:"message"`
+			}
+			if err := json.Unmarshal(body, &st); err != nil {
+				t.Fatal(err)
+			}
+			if st.Reason != "Invalid" {
+				t.Errorf("reason = %q", st.Reason)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(st.Message, w) {
+					t.Errorf("message %q\nlacks %q", st.Message, w)
+				}
+			}
+		})
+	}
+}
