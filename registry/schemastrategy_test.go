@@ -1,0 +1,94 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/schema"
+)
+
+const widgetCRDSchema = `{"type":"object","properties":{"spec":{"type":"object","required":["color"],
+	"x-kubernetes-validations":[{"rule":"self.color == oldSelf.color","message":"color is immutable"}],
+	"properties":{
+		"replicas":{"type":"integer","maximum":3,"default":1},
+		"color":{"type":"string","enum":["red","blue"]}}},
+	"status":{"type":"object","properties":{"ready":{"type":"boolean"}}}}}`
+
+// TestSchemaStrategy drives a Store whose type uses SchemaStrategy, as a
+// CRD's types do: defaults and pruning on write, kube's 422 on invalid
+// objects, transition rules on update.
+func TestSchemaStrategy(t *testing.T) {
+	ctx := context.Background()
+	reg := newEtcdRegistry(t, Config{})
+	sch := schema.MustCompile([]byte(widgetCRDSchema))
+	widgets := Type{Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets", Namespaced: true,
+		Schema: json.RawMessage(widgetCRDSchema), Strategy: SchemaStrategy(sch, true)}
+	if err := reg.Add(widgets); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, storeOf(t, reg, "namespaces"), "", `{"metadata":{"name":"ns1"}}`)
+	res, _ := reg.Snapshot().Lookup("example.com", "v1", "widgets")
+	s := res.Store
+
+	w := mustCreate(t, s, "ns1", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"red","extra":1}}`)
+	if got := string(w.Fields["spec"]); got != `{"color":"red","replicas":1}` {
+		t.Errorf("created spec %s, want defaulted and pruned", got)
+	}
+
+	invalid := func(step string, err error, want string) {
+		t.Helper()
+		var se *api.StatusError
+		if !errors.As(err, &se) || se.ErrStatus.Code != 422 {
+			t.Fatalf("%s: err %v, want 422", step, err)
+		}
+		if se.ErrStatus.Message != want {
+			t.Errorf("%s: message\n %s\nwant\n %s", step, se.ErrStatus.Message, want)
+		}
+	}
+	var obj api.Object
+	mustUnmarshal(t, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"x"},"spec":{"color":"pink","replicas":2}}`, &obj)
+	_, err := s.Create(ctx, "ns1", &obj, CreateOptions{})
+	invalid("create", err, `Widget.example.com "x" is invalid: [spec.color: Unsupported value: "pink": supported values: "red", "blue", <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]`)
+
+	mustUnmarshal(t, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"blue"}}`, &obj)
+	_, err = s.Update(ctx, "ns1", "w", &obj, UpdateOptions{})
+	invalid("update", err, `Widget.example.com "w" is invalid: spec: Invalid value: color is immutable`)
+
+	mustUnmarshal(t, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"red","replicas":2},"status":{"ready":true}}`, &obj)
+	out, err := s.Update(ctx, "ns1", "w", &obj, UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w = mustDecode(t, out)
+	if got := string(w.Fields["spec"]); got != `{"color":"red","replicas":2}` {
+		t.Errorf("updated spec %s", got)
+	}
+	if w.Metadata.Generation != 2 {
+		t.Errorf("generation %d, want 2", w.Metadata.Generation)
+	}
+}
+
+func TestSchemaStrategyGeneration(t *testing.T) {
+	sch := schema.MustCompile([]byte(widgetCRDSchema))
+	var a, b api.Object
+	mustUnmarshal(t, `{"metadata":{"name":"w"},"spec":{"color":"red"},"status":{"ready":true}}`, &a)
+	mustUnmarshal(t, `{"metadata":{"name":"w"},"spec":{"color":"red"},"status":{"ready":false}}`, &b)
+	withStatus := SchemaStrategy(sch, true).(GenerationPolicy)
+	without := SchemaStrategy(sch, false).(GenerationPolicy)
+	if withStatus.BumpsGeneration(&a, &b) {
+		t.Error("a status change moved generation of a type with /status")
+	}
+	if !without.BumpsGeneration(&a, &b) {
+		t.Error("a status change did not move generation of a type without /status")
+	}
+}
+
+func mustUnmarshal(t *testing.T, s string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		t.Fatal(err)
+	}
+}
