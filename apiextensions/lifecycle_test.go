@@ -1,0 +1,233 @@
+package apiextensions_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miniapi/miniapi/apiextensions"
+)
+
+// putCRD replaces the CRD with crd, carrying over the stored
+// resourceVersion.
+func putCRD(t *testing.T, base string, crd map[string]any) {
+	t.Helper()
+	code, body := do(t, "GET", base+crdURL+"/widgets.example.com", nil)
+	if code != 200 {
+		t.Fatalf("get CRD = %d: %s", code, body)
+	}
+	meta := decodeMap(t, body)["metadata"].(map[string]any)
+	crd["metadata"] = map[string]any{"name": "widgets.example.com", "resourceVersion": meta["resourceVersion"]}
+	code, body = do(t, "PUT", base+crdURL+"/widgets.example.com", crd)
+	if code != 200 {
+		t.Fatalf("update CRD = %d: %s", code, body)
+	}
+}
+
+func createCRD(t *testing.T, base string, crd map[string]any) {
+	t.Helper()
+	code, body := do(t, "POST", base+crdURL, crd)
+	if code != http.StatusCreated {
+		t.Fatalf("create CRD = %d: %s", code, body)
+	}
+}
+
+func apiVersionOf(t *testing.T, body []byte) string {
+	t.Helper()
+	v, _ := decodeMap(t, body)["apiVersion"].(string)
+	return v
+}
+
+func TestCRDVersions(t *testing.T) {
+	srv, _ := start(t, "")
+	base := srv.URL()
+	createCRD(t, base, widgetCRD("v1"))
+	v1 := base + "/apis/example.com/v1/namespaces/default/widgets"
+	v2 := base + "/apis/example.com/v2/namespaces/default/widgets"
+	eventually(t, time.Second, func() error { c, b := do(t, "GET", v1, nil); return wantStatus(c, b, 200) })
+	if c, b := do(t, "POST", v1, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"color":"red"}}`); c != 201 {
+		t.Fatalf("create = %d: %s", c, b)
+	}
+	if c, _ := do(t, "GET", v2, nil); c != 404 {
+		t.Fatalf("v2 before it exists = %d, want 404", c)
+	}
+
+	// Add v2 (v1 stays the storage version) and a printer column: live.
+	crd := widgetCRD("v1", "v2")
+	version(crd["spec"].(map[string]any)["versions"].([]any), 0)["additionalPrinterColumns"] = []any{
+		map[string]any{"name": "Colour", "type": "string", "jsonPath": ".spec.color"},
+	}
+	putCRD(t, base, crd)
+	eventually(t, time.Second, func() error { c, b := do(t, "GET", v2+"/a", nil); return wantStatus(c, b, 200) })
+	_, body := do(t, "GET", v2+"/a", nil)
+	if got := apiVersionOf(t, body); got != "example.com/v2" {
+		t.Errorf("v2 read apiVersion = %q", got)
+	}
+	eventually(t, time.Second, func() error {
+		req, _ := http.NewRequest("GET", v1, nil)
+		req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		var tbl struct {
+			Columns []struct{ Name string } `json:"columnDefinitions"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&tbl); err != nil {
+			return err
+		}
+		for _, c := range tbl.Columns {
+			if c.Name == "Colour" {
+				return nil
+			}
+		}
+		return fmt.Errorf("columns %v lack Colour", tbl.Columns)
+	})
+
+	// Write through v2: stored in v1, read back as each version asks.
+	if c, b := do(t, "POST", v2, `{"apiVersion":"example.com/v2","kind":"Widget","metadata":{"name":"b"},"spec":{"color":"blue"}}`); c != 201 || apiVersionOf(t, b) != "example.com/v2" {
+		t.Fatalf("create through v2 = %d: %s", c, b)
+	}
+	_, body = do(t, "GET", v1+"/b", nil)
+	if got := apiVersionOf(t, body); got != "example.com/v1" {
+		t.Errorf("v1 read of a v2 write: apiVersion %q", got)
+	}
+	_, body = do(t, "GET", v2, nil)
+	var list struct {
+		Items []struct {
+			APIVersion string `json:"apiVersion"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 2 {
+		t.Fatalf("v2 list has %d items: %s", len(list.Items), body)
+	}
+	for _, it := range list.Items {
+		if it.APIVersion != "example.com/v2" {
+			t.Errorf("v2 list item apiVersion %q", it.APIVersion)
+		}
+	}
+
+	// Make v2 the storage version and stop serving v1.
+	crd = widgetCRD("v2", "v1")
+	version(crd["spec"].(map[string]any)["versions"].([]any), 1)["served"] = false
+	putCRD(t, base, crd)
+	eventually(t, time.Second, func() error { c, b := do(t, "GET", v1, nil); return wantStatus(c, b, 404) })
+	got := getCRD(t, base, "widgets.example.com").Status.StoredVersions
+	if !slices.Equal(got, []string{"v1", "v2"}) {
+		t.Errorf("storedVersions = %v, want [v1 v2]", got)
+	}
+	if c, b := do(t, "PUT", v2+"/a", `{"apiVersion":"example.com/v2","kind":"Widget","metadata":{"name":"a"},"spec":{"color":"green"}}`); c != 200 || apiVersionOf(t, b) != "example.com/v2" {
+		t.Fatalf("update through v2 = %d: %s", c, b)
+	}
+}
+
+func TestCRDDelete(t *testing.T) {
+	srv, _ := start(t, "")
+	base := srv.URL()
+	createCRD(t, base, widgetCRD("v1"))
+	widgets := base + "/apis/example.com/v1/namespaces/default/widgets"
+	eventually(t, time.Second, func() error { c, b := do(t, "GET", widgets, nil); return wantStatus(c, b, 200) })
+	if c, b := do(t, "POST", base+"/api/v1/namespaces", `{"metadata":{"name":"other"}}`); c != 201 {
+		t.Fatalf("namespace = %d: %s", c, b)
+	}
+	for _, ns := range []string{"default", "other"} {
+		for i := range 3 {
+			url := base + "/apis/example.com/v1/namespaces/" + ns + "/widgets"
+			if c, b := do(t, "POST", url, fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w%d"}}`, i)); c != 201 {
+				t.Fatalf("create = %d: %s", c, b)
+			}
+		}
+	}
+	if c, b := do(t, "DELETE", base+crdURL+"/widgets.example.com", nil); c != 200 && c != 202 {
+		t.Fatalf("delete CRD = %d: %s", c, b)
+	}
+	eventually(t, 5*time.Second, func() error {
+		c, b := do(t, "GET", base+crdURL+"/widgets.example.com", nil)
+		return wantStatus(c, b, 404)
+	})
+	if c, _ := do(t, "GET", widgets, nil); c != 404 {
+		t.Errorf("widgets after CRD deletion = %d, want 404", c)
+	}
+	if _, body := do(t, "GET", base+"/apis", nil); strings.Contains(string(body), "example.com") {
+		t.Errorf("discovery still has example.com: %s", body)
+	}
+	// The objects are gone from storage: a new CRD of the same name
+	// finds none.
+	createCRD(t, base, widgetCRD("v1"))
+	eventually(t, time.Second, func() error { c, b := do(t, "GET", base+"/apis/example.com/v1/widgets", nil); return wantStatus(c, b, 200) })
+	_, body := do(t, "GET", base+"/apis/example.com/v1/widgets", nil)
+	if items, _ := decodeMap(t, body)["items"].([]any); len(items) != 0 {
+		t.Errorf("recreated CRD lists %d old objects", len(items))
+	}
+}
+
+func TestCRDRestart(t *testing.T) {
+	dir := t.TempDir()
+	srv, stop := start(t, dir)
+	createCRD(t, srv.URL(), widgetCRD("v1"))
+	widgets := srv.URL() + "/apis/example.com/v1/namespaces/default/widgets"
+	eventually(t, time.Second, func() error { c, b := do(t, "GET", widgets, nil); return wantStatus(c, b, 200) })
+	if c, b := do(t, "POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"}}`); c != 201 {
+		t.Fatalf("create = %d: %s", c, b)
+	}
+	stop()
+
+	srv, _ = start(t, dir)
+	widgets = srv.URL() + "/apis/example.com/v1/namespaces/default/widgets"
+	// No waiting: served as soon as Start returns.
+	if c, b := do(t, "GET", widgets+"/w", nil); c != 200 {
+		t.Fatalf("widget right after restart = %d: %s", c, b)
+	}
+}
+
+func TestCRDNameConflicts(t *testing.T) {
+	srv, _ := start(t, "")
+	base := srv.URL()
+	createCRD(t, base, widgetCRD("v1"))
+	eventually(t, time.Second, func() error {
+		if !getCRD(t, base, "widgets.example.com").Status.IsTrue(apiextensions.Established) {
+			return fmt.Errorf("not established")
+		}
+		return nil
+	})
+	// Same group, another plural, but the kind and short name are taken.
+	gadget := widgetCRD("v1")
+	gadget["metadata"] = map[string]any{"name": "gadgets.example.com"}
+	gadget["spec"].(map[string]any)["names"] = map[string]any{"plural": "gadgets", "kind": "Widget", "listKind": "GadgetList"}
+	createCRD(t, base, gadget)
+	eventually(t, time.Second, func() error {
+		crd := getCRD(t, base, "gadgets.example.com")
+		c := crd.Status.Condition(apiextensions.NamesAccepted)
+		if c == nil || c.Status != "False" || c.Reason != "KindConflict" || c.Message != `"Widget" is already in use` {
+			return fmt.Errorf("NamesAccepted = %+v", c)
+		}
+		if e := crd.Status.Condition(apiextensions.Established); e == nil || e.Status != "False" || e.Reason != "NotAccepted" {
+			return fmt.Errorf("Established = %+v", e)
+		}
+		return nil
+	})
+	if c, _ := do(t, "GET", base+"/apis/example.com/v1/gadgets", nil); c != 404 {
+		t.Errorf("conflicting CRD served: %d", c)
+	}
+	// A CRD claiming a built-in's name in the built-in's group.
+	cm := widgetCRD("v1")
+	cm["metadata"] = map[string]any{"name": "leases.coordination.k8s.io"}
+	cm["spec"].(map[string]any)["group"] = "coordination.k8s.io"
+	cm["spec"].(map[string]any)["names"] = map[string]any{"plural": "leases", "kind": "MyLease"}
+	createCRD(t, base, cm)
+	eventually(t, time.Second, func() error {
+		c := getCRD(t, base, "leases.coordination.k8s.io").Status.Condition(apiextensions.NamesAccepted)
+		if c == nil || c.Status != "False" || c.Reason != "PluralConflict" {
+			return fmt.Errorf("NamesAccepted = %+v", c)
+		}
+		return nil
+	})
+}
