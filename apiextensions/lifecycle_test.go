@@ -162,7 +162,10 @@ func TestCRDDelete(t *testing.T) {
 	// The objects are gone from storage: a new CRD of the same name
 	// finds none.
 	createCRD(t, base, widgetCRD("v1"))
-	eventually(t, time.Second, func() error { c, b := do(t, "GET", base+"/apis/example.com/v1/widgets", nil); return wantStatus(c, b, 200) })
+	eventually(t, time.Second, func() error {
+		c, b := do(t, "GET", base+"/apis/example.com/v1/widgets", nil)
+		return wantStatus(c, b, 200)
+	})
 	_, body := do(t, "GET", base+"/apis/example.com/v1/widgets", nil)
 	if items, _ := decodeMap(t, body)["items"].([]any); len(items) != 0 {
 		t.Errorf("recreated CRD lists %d old objects", len(items))
