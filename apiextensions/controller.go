@@ -426,6 +426,10 @@ func (c *Controller) serve(ctx context.Context, name string, types []registry.Ty
 		if res, ok := snap.Lookup(t.Group, t.Version, t.Plural); ok && sameType(&res.Type, &t) {
 			continue
 		}
+		t, err := withSchemaStrategy(t)
+		if err != nil {
+			c.log.Warn("apiextensions: schema does not compile; serving without validation", "resource", t.GVR().String(), "err", err)
+		}
 		if err := c.reg.Replace(t); err != nil {
 			errs = append(errs, err)
 			continue
@@ -455,12 +459,14 @@ func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 	}
 }
 
-// sameType reports whether a registered type already is t. Types are
-// data, so this is a deep comparison of every field.
+// sameType reports whether a registered type already is t, a type
+// Types built. Types are data, so this is a deep comparison of every
+// field but the strategy, which is derived from the schema (compared) and
+// the status subresource.
 func sameType(registered, t *registry.Type) bool {
 	a, b := *registered, *t
-	// The registry fills these defaults; t has them already.
-	return reflect.DeepEqual(a, b)
+	a.Strategy, b.Strategy = nil, nil
+	return registry.HasStatus(registered) == registry.HasStatus(t) && reflect.DeepEqual(a, b)
 }
 
 // readier is a storage that can say its cache has filled (the cacher).

@@ -231,3 +231,23 @@ func TestCRDServedLive(t *testing.T) {
 		t.Errorf("table = %s", table)
 	}
 }
+
+func TestCRDSchemaEnforced(t *testing.T) {
+	srv, _ := start(t, "")
+	base := srv.URL()
+	code, body := do(t, "POST", base+crdURL, widgetCRD("v1"))
+	if code != http.StatusCreated {
+		t.Fatalf("create CRD = %d: %s", code, body)
+	}
+	widgets := base + "/apis/example.com/v1/namespaces/default/widgets"
+	eventually(t, time.Second, func() error { c, b := do(t, "GET", widgets, nil); return wantStatus(c, b, 200) })
+	code, body = do(t, "POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"bad"},"spec":{"size":"big"}}`)
+	if code != http.StatusUnprocessableEntity || !strings.Contains(string(body), `spec.size: Invalid value: \"string\": spec.size in body must be of type integer: \"string\"`) {
+		t.Errorf("wrong type = %d: %s", code, body)
+	}
+	// Unknown fields are pruned.
+	code, body = do(t, "POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"ok"},"spec":{"size":3,"extra":1}}`)
+	if code != http.StatusCreated || strings.Contains(string(body), "extra") {
+		t.Errorf("create = %d: %s", code, body)
+	}
+}

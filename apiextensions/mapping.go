@@ -4,12 +4,15 @@ import (
 	"strings"
 
 	"github.com/miniapi/miniapi/registry"
+	"github.com/miniapi/miniapi/schema"
 )
 
 // Types returns the registry types that serve crd: one per served
 // version, named by names (the accepted names), each storing its objects
 // in the storage version. Schema, printer columns, selectable fields and
-// subresources come from the version.
+// subresources come from the version. Their Strategy is a
+// registry.GenericStrategy saying only whether /status is served; the
+// controller swaps in the schema's strategy when it serves the type.
 func Types(crd *CRD, names Names) []registry.Type {
 	storageVersion := crd.Spec.StorageVersion()
 	var out []registry.Type
@@ -63,13 +66,25 @@ func versionType(crd *CRD, names Names, v *Version, storageVersion string) regis
 			}
 		}
 	}
-	t.Strategy = customResourceStrategy(t.Schema, status)
+	t.Strategy = registry.GenericStrategy{Status: status}
 	return t
 }
 
-// customResourceStrategy is the strategy of a custom resource version:
-// a status subresource when declared. Schema validation, defaulting and
-// pruning join here when the schema package provides them.
-func customResourceStrategy(_ []byte, status bool) registry.Strategy {
-	return registry.GenericStrategy{Status: status}
+// withSchemaStrategy gives t the strategy of a custom resource version:
+// its schema's pruning, defaulting and validation (registry.SchemaStrategy)
+// and the status subresource when declared. Compiling the schema costs
+// more than comparing types, so the controller does it only for a type it
+// is about to serve. A schema that does not compile (one stored before a
+// stricter check) leaves the type without validation.
+func withSchemaStrategy(t registry.Type) (registry.Type, error) {
+	status := registry.HasStatus(&t)
+	if len(t.Schema) == 0 {
+		return t, nil
+	}
+	s, err := schema.Compile(t.Schema)
+	if err != nil {
+		return t, err
+	}
+	t.Strategy = registry.SchemaStrategy(s, status)
+	return t, nil
 }
