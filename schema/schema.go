@@ -53,10 +53,12 @@ func Compile(openAPIV3Schema []byte) (*Schema, error) {
 	}
 	s.validator = validator
 	s.structural, s.structErr = structuralschema.NewStructural(props)
-	if s.structErr == nil && len(structuralschema.ValidateStructural(nil, s.structural)) > 0 {
+	if s.structErr == nil {
 		// kube-apiserver never serves a non-structural schema, so the
 		// structural algorithms need not cope with one.
-		s.structErr = fmt.Errorf("schema: not structural")
+		if errs := structuralschema.ValidateStructural(nil, s.structural); len(errs) > 0 {
+			s.structErr = fmt.Errorf("schema: not structural: %w", errs.ToAggregate())
+		}
 	}
 	if s.structErr != nil {
 		s.structural = nil
