@@ -1,0 +1,82 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+const widgetCRDYAML = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names:
+    plural: widgets
+    singular: widget
+    kind: Widget
+    shortNames: [wd]
+    categories: [all]
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    additionalPrinterColumns:
+    - name: Color
+      type: string
+      jsonPath: .spec.color
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              color: {type: string}
+              size: {type: integer, minimum: 1}
+`
+
+// TestKubectlCRD is the CRD walkthrough: kubectl apply a CRD, then at
+// once a custom resource of it; kubectl get shows the printer columns,
+// the short name and the all category; schema errors read as
+// kube-apiserver's; deleting the CRD takes its objects.
+func TestKubectlCRD(t *testing.T) {
+	srv := startServer(t, t.TempDir())
+	r := runKubectl(t, srv, widgetCRDYAML, nil, "apply", "-f", "-")
+	if r.err != nil {
+		t.Fatalf("apply CRD: %v\n%s", r.err, r.stderr)
+	}
+	applied := time.Now()
+	r = runKubectl(t, srv, "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\n  namespace: default\nspec:\n  color: red\n  size: 2\n", nil, "apply", "-f", "-")
+	if r.err != nil {
+		t.Fatalf("apply widget right after the CRD: %v\n%s", r.err, r.stderr)
+	}
+	if d := time.Since(applied); d > time.Second {
+		t.Errorf("applying the widget took %v", d)
+	}
+	if !strings.Contains(r.stdout, "widget.example.com/w1 created") {
+		t.Errorf("apply widget printed %q", r.stdout)
+	}
+
+	out := kubectl(t, srv, "get", "wd")
+	if !strings.Contains(out, "COLOR") || !strings.Contains(out, "red") {
+		t.Errorf("kubectl get wd:\n%s", out)
+	}
+	if out := kubectl(t, srv, "get", "all"); !strings.Contains(out, "w1") {
+		t.Errorf("kubectl get all lacks the widget:\n%s", out)
+	}
+
+	r = runKubectl(t, srv, "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: bad\n  namespace: default\nspec:\n  size: 0\n", nil, "apply", "-f", "-")
+	want := `The Widget "bad" is invalid: spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1`
+	if r.err == nil || !strings.Contains(r.stderr, want) {
+		t.Errorf("invalid widget: err %v\nstderr %q\nwant %q", r.err, r.stderr, want)
+	}
+
+	kubectl(t, srv, "delete", "crd", "widgets.example.com")
+	r = runKubectl(t, srv, "", nil, "get", "widgets")
+	if r.err == nil {
+		t.Errorf("kubectl get widgets after deleting the CRD succeeded:\n%s", r.stdout)
+	}
+}
