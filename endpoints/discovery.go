@@ -46,10 +46,15 @@ type apiGroupList struct {
 	Groups     []apiGroup `json:"groups"`
 }
 
+// apiResource is one entry of an APIResourceList. Group and Version are
+// set only for subresources whose kind is of another group version (a
+// /scale answers an autoscaling/v1 Scale).
 type apiResource struct {
 	Name               string   `json:"name"`
 	SingularName       string   `json:"singularName"`
 	Namespaced         bool     `json:"namespaced"`
+	Group              string   `json:"group,omitempty"`
+	Version            string   `json:"version,omitempty"`
 	Kind               string   `json:"kind"`
 	Verbs              []string `json:"verbs"`
 	ShortNames         []string `json:"shortNames,omitempty"`
@@ -64,8 +69,9 @@ type apiResourceList struct {
 	Resources    []apiResource `json:"resources"`
 }
 
-// The verbs every served resource and its /status subresource support:
-// the handlers implement each verb once for all types.
+// The verbs every served resource and its /status and /scale
+// subresources support: the handlers implement each verb once for all
+// types.
 var (
 	resourceVerbs    = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 	subresourceVerbs = []string{"get", "patch", "update"}
@@ -131,7 +137,8 @@ func legacyGroup(g servedGroup) apiGroup {
 }
 
 // legacyResourceList is the APIResourceList of one group version: each
-// resource, followed by its status subresource when it has one.
+// resource, followed by its status and scale subresources when it has
+// them.
 func legacyResourceList(group string, v servedVersion) apiResourceList {
 	list := apiResourceList{Kind: "APIResourceList", APIVersion: "v1", GroupVersion: groupVersionString(group, v.version), Resources: []apiResource{}}
 	for _, res := range v.resources {
@@ -144,6 +151,12 @@ func legacyResourceList(group string, v servedVersion) apiResourceList {
 		if registry.HasStatus(t) {
 			list.Resources = append(list.Resources, apiResource{
 				Name: t.Plural + "/" + registry.SubresourceStatus, Namespaced: t.Namespaced, Kind: t.Kind, Verbs: subresourceVerbs,
+			})
+		}
+		if registry.HasScale(t) {
+			list.Resources = append(list.Resources, apiResource{
+				Name: t.Plural + "/" + registry.SubresourceScale, Namespaced: t.Namespaced,
+				Group: "autoscaling", Version: "v1", Kind: registry.ScaleKind, Verbs: subresourceVerbs,
 			})
 		}
 	}

@@ -118,6 +118,12 @@ func aggregatedGroupOf(g servedGroup) apiGroupDiscovery {
 			if registry.HasStatus(t) {
 				rd.Subresources = []apiSubresourceDiscovery{{Subresource: "status", ResponseKind: gvk, Verbs: subresourceVerbs}}
 			}
+			if registry.HasScale(t) {
+				rd.Subresources = append(rd.Subresources, apiSubresourceDiscovery{
+					Subresource: registry.SubresourceScale, Verbs: subresourceVerbs,
+					ResponseKind: &discoveryGVK{Group: "autoscaling", Version: "v1", Kind: registry.ScaleKind},
+				})
+			}
 			av.Resources = append(av.Resources, rd)
 		}
 		out.Versions = append(out.Versions, av)

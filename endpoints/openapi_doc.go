@@ -98,6 +98,11 @@ func v3Document(gv groupVersionKey, resources []*registry.Resource) jsonObj {
 	for name, def := range metaDefinitions([]groupVersionKey{gv}) {
 		schemas[name] = def
 	}
+	if hasScale(resources) {
+		for name, def := range scaleDefinitions() {
+			schemas[name] = def
+		}
+	}
 	paths := jsonObj{}
 	for _, res := range resources {
 		t := &res.Type
@@ -118,6 +123,9 @@ func v3Document(gv groupVersionKey, resources []*registry.Resource) jsonObj {
 }
 
 func v3PathItem(item pathItem, tag string, gvk jsonObj) jsonObj {
+	if item.gvk != nil {
+		gvk = item.gvk
+	}
 	out := jsonObj{}
 	if len(item.params) > 0 {
 		out["parameters"] = v3Params(item.params)
@@ -179,6 +187,11 @@ func v2Document(groups []servedGroup) jsonObj {
 	paths := jsonObj{}
 	for _, g := range groups {
 		for _, v := range g.versions {
+			if hasScale(v.resources) {
+				for name, def := range scaleDefinitions() {
+					defs[name] = schemaToV2(def)
+				}
+			}
 			for _, res := range v.resources {
 				t := &res.Type
 				n := namesOf(res)
@@ -200,6 +213,9 @@ func v2Document(groups []servedGroup) jsonObj {
 }
 
 func v2PathItem(item pathItem, tag string, gvk jsonObj) jsonObj {
+	if item.gvk != nil {
+		gvk = item.gvk
+	}
 	out := jsonObj{}
 	if len(item.params) > 0 {
 		out["parameters"] = v2Params(item.params)

@@ -46,6 +46,9 @@ type pathItem struct {
 	path   string
 	params []param // common to every operation of the path
 	ops    []operation
+	// gvk, when set, is the x-kubernetes-group-version-kind of the
+	// operations instead of the type's own (a /scale's Scale).
+	gvk jsonObj
 }
 
 // Query and path parameters, described in our words.
@@ -174,6 +177,9 @@ func typePaths(res *registry.Resource, n typeNames) []pathItem {
 				params: []param{paramDryRun, paramFieldManager, paramFieldValidation, paramForce},
 				body:   defPatch, bodyTypes: patches, responses: written(false), produces: objectTypes},
 		}})
+	}
+	if registry.HasScale(t) {
+		items = append(items, scalePathItem(named, collection, n, kind, patches))
 	}
 	watchParams := append(append([]param(nil), listParams...), scopeParams...)
 	items = append(items,

@@ -176,6 +176,10 @@ func (q *request) object() {
 }
 
 func (q *request) subresource() {
+	if q.info.Subresource == registry.SubresourceScale {
+		q.scale()
+		return
+	}
 	if q.info.Subresource != registry.SubresourceStatus || !registry.HasStatus(q.t) {
 		q.fail(api.NewGenericNotFound())
 		return
