@@ -219,14 +219,11 @@ func (s *Store) writeScale(ctx context.Context, ns, name string, opts UpdateOpti
 		if sc.Spec.Replicas == math.MinInt32 {
 			return nil, api.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", specPath))
 		}
-		if sc.Spec.Replicas < 0 {
-			// As kube-apiserver's custom resource validator words it.
-			return nil, api.NewInvalid(s.t.GroupKind(), name, field.ErrorList{
-				field.Invalid(field.NewPath(specPath), int64(sc.Spec.Replicas), "should be a non-negative integer"),
-			})
-		}
 		if err := setPath(obj, specPath, sc.Spec.Replicas); err != nil {
 			return nil, err
+		}
+		if errs := ValidateScale(s.t, obj); len(errs) > 0 {
+			return nil, api.NewInvalid(s.t.GroupKind(), name, errs)
 		}
 		if sc.Metadata.ResourceVersion != "" {
 			// The client's precondition; update answers 409 if stale.
@@ -246,6 +243,42 @@ func (s *Store) writeScale(ctx context.Context, ns, name string, opts UpdateOpti
 		return nil, api.NewBadRequest(err.Error())
 	}
 	return sc, nil
+}
+
+// ValidateScale checks the values at a type's scale paths in obj as
+// kube-apiserver's custom resource validator does on every write of a
+// custom resource with a scale subresource: the replica counts, when
+// present, are integers from 0 to 2147483647 and the selector is a
+// string. Field paths are the scale paths as declared (".spec.replicas").
+// It returns nil for types without a scale subresource.
+func ValidateScale(t *Type, obj *api.Object) field.ErrorList {
+	sub := t.Scale
+	if sub == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, path := range []string{sub.SpecReplicasPath, sub.StatusReplicasPath} {
+		n, _, err := readInt64Path(obj, path)
+		switch {
+		case err != nil:
+			errs = append(errs, field.Invalid(field.NewPath(path), n, err.Error()))
+		case n < 0:
+			errs = append(errs, field.Invalid(field.NewPath(path), n, "should be a non-negative integer"))
+		case n > math.MaxInt32:
+			errs = append(errs, field.Invalid(field.NewPath(path), n, fmt.Sprintf("should be less than or equal to %v", math.MaxInt32)))
+		}
+	}
+	if path := sub.LabelSelectorPath; path != "" {
+		raw, ok, err := lookupPath(obj, path)
+		var sel string
+		if err == nil && ok && json.Unmarshal(raw, &sel) != nil {
+			err = accessorError(path, raw, "string")
+		}
+		if err != nil {
+			errs = append(errs, field.Invalid(field.NewPath(path), sel, err.Error()))
+		}
+	}
+	return errs
 }
 
 // decodeWithRV decodes a stored object and sets its resourceVersion from

@@ -321,3 +321,36 @@ func TestResourceFileScale(t *testing.T) {
 
 // storageRV is the resourceVersion of a stored object.
 func storageRV(o *storage.Object) string { return storage.FormatResourceVersion(o.Revision) }
+
+func TestValidateScale(t *testing.T) {
+	for _, tc := range []struct {
+		name, fields string
+		want         []string // the errors, in order
+	}{
+		{"valid", `{"spec":{"replicas":2},"status":{"replicas":1,"selector":"a=b"}}`, nil},
+		{"absent", `{}`, nil},
+		{"negative-spec", `{"spec":{"replicas":-1}}`, []string{".spec.replicas: Invalid value: -1: should be a non-negative integer"}},
+		{"negative-status", `{"status":{"replicas":-2}}`, []string{".status.replicas: Invalid value: -2: should be a non-negative integer"}},
+		{"too-large", `{"spec":{"replicas":2147483648}}`, []string{".spec.replicas: Invalid value: 2147483648: should be less than or equal to 2147483647"}},
+		{"not-an-integer", `{"spec":{"replicas":"3"}}`, []string{".spec.replicas: Invalid value: 0: .spec.replicas accessor error: 3 is of the type string, expected int64"}},
+		{"selector-not-string", `{"status":{"selector":{"a":"b"}}}`, []string{`.status.selector: Invalid value: "": .status.selector accessor error: map[a:b] is of the type map[string]interface {}, expected string`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := &api.Object{}
+			if err := json.Unmarshal([]byte(tc.fields), &obj.Fields); err != nil {
+				t.Fatal(err)
+			}
+			errs := ValidateScale(&scaledWidgets, obj)
+			var got []string
+			for _, e := range errs {
+				got = append(got, e.Error())
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+	if errs := ValidateScale(&Type{}, &api.Object{}); errs != nil {
+		t.Errorf("a type without scale: %v", errs)
+	}
+}
