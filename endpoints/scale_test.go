@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	openapiv2 "github.com/google/gnostic-models/openapiv2"
 	"github.com/miniapi/miniapi/registry"
+	"google.golang.org/protobuf/proto"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/scale"
+	openapiproto "k8s.io/kube-openapi/pkg/util/proto"
 )
 
 // scaledType has a /scale subresource (and /status), as a resources file
@@ -236,6 +239,20 @@ func TestScaleDiscoveryAndOpenAPI(t *testing.T) {
 	}
 	if _, ok := field(v2, "paths").(map[string]any)["/apis/example.com/v1/namespaces/{namespace}/widgets/{name}/scale"]; ok {
 		t.Error("v2 has a scale path for widgets")
+	}
+	// kubectl builds its models from the protobuf v2 document: every
+	// reference must resolve and Scale must be found by its kind.
+	pb := f.do("GET", "/openapi/v2", nil, "Accept", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
+	var pdoc openapiv2.Document
+	if err := proto.Unmarshal(pb.body, &pdoc); err != nil || pb.code != 200 {
+		t.Fatalf("protobuf v2: code %d, %v", pb.code, err)
+	}
+	models, err := openapiproto.NewOpenAPIData(&pdoc)
+	if err != nil {
+		t.Fatalf("v2 does not parse: %v", err)
+	}
+	if models.LookupModel(defScale) == nil {
+		t.Error("v2 models lack Scale")
 	}
 }
 
