@@ -29,6 +29,9 @@ func tinyConfig() config {
 	c.MemWatchers = 10
 	c.Concurrency = []int{1, 2}
 	c.CreateDuration = 200 * time.Millisecond
+	c.StartupRuns = 1
+	c.StartupObjects = 40
+	c.StartupTypes = 2
 	return c
 }
 
@@ -75,6 +78,15 @@ func TestSmoke(t *testing.T) {
 		for _, r := range c.Rows {
 			if r.CreatesPerSec <= 0 || r.StoreCreatesPerSec <= 0 || r.EtcdPutsPerSec <= 0 || r.HTTPFloorPerSec <= 0 {
 				t.Errorf("create: missing figures at %d clients: %+v", r.Clients, r)
+			}
+		}
+	}
+	if s := rep.Startup; s == nil || len(s.Cases) != 4 {
+		t.Errorf("startup: missing cases: %+v", rep.Startup)
+	} else {
+		for _, c := range s.Cases {
+			if c.MedianMs <= 0 || (c.Binary && c.IdleRSSBytes == 0) {
+				t.Errorf("startup %s: missing figures: %+v", c.Name, c)
 			}
 		}
 	}

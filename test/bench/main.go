@@ -70,6 +70,12 @@ type config struct {
 	Concurrency    []int
 	CreateDuration time.Duration
 
+	// Startup: timed starts per case, and the loaded data directory's
+	// objects and extra types.
+	StartupRuns    int
+	StartupObjects int
+	StartupTypes   int
+
 	// ProfileDir, when set, receives a CPU profile of each miniapi
 	// measurement phase (see profile).
 	ProfileDir string
@@ -102,7 +108,7 @@ func (cfg config) profile(name string) (stop func()) {
 }
 
 // allScenarios is every scenario in run order.
-var allScenarios = []string{"fanout", "writepath", "list", "memory", "create"}
+var allScenarios = []string{"fanout", "writepath", "list", "memory", "create", "startup"}
 
 // defaultConfig is the full run: a few minutes on 2 cores.
 func defaultConfig() config {
@@ -129,6 +135,9 @@ func defaultConfig() config {
 		MemWatchers:       1000,
 		Concurrency:       []int{1, 16, 64},
 		CreateDuration:    3 * time.Second,
+		StartupRuns:       20,
+		StartupObjects:    10000,
+		StartupTypes:      20,
 	}
 }
 
@@ -149,6 +158,8 @@ func quickConfig() config {
 	c.MemObjects = 2000
 	c.MemWatchers = 200
 	c.CreateDuration = 500 * time.Millisecond
+	c.StartupRuns = 5
+	c.StartupObjects = 2000
 	return c
 }
 
@@ -184,6 +195,9 @@ func mainErr(args []string) error {
 	wpDur := fs.Duration("writepath-duration", 0, "writepath: how long writers run")
 	conc := fs.String("concurrency", "", "create: comma-separated client concurrencies")
 	createDur := fs.Duration("create-duration", 0, "create: how long each concurrency is measured")
+	startupRuns := fs.Int("startup-runs", 0, "startup: timed starts per case")
+	startupObjects := fs.Int("startup-objects", 0, "startup: objects in the loaded data directory")
+	startupTypes := fs.Int("startup-types", 0, "startup: extra types in the loaded data directory")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -229,6 +243,9 @@ func mainErr(args []string) error {
 	setInt(&cfg.MemObjects, *memObjects)
 	setInt(&cfg.MemWatchers, *memWatchers)
 	setInt(&cfg.WritePathWriters, *wpWriters)
+	setInt(&cfg.StartupRuns, *startupRuns)
+	setInt(&cfg.StartupObjects, *startupObjects)
+	setInt(&cfg.StartupTypes, *startupTypes)
 	if *refine >= 0 {
 		cfg.Refine = *refine
 	}
@@ -289,6 +306,8 @@ func run(ctx context.Context, cfg config) (*Report, error) {
 			rep.Memory, err = runMemory(ctx, cfg)
 		case "create":
 			rep.Create, err = runCreate(ctx, cfg)
+		case "startup":
+			rep.Startup, err = runStartup(ctx, cfg)
 		}
 		if err != nil {
 			err = fmt.Errorf("%s: %w", s, err)

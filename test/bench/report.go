@@ -25,6 +25,7 @@ type Report struct {
 	List      *ListResult      `json:"list,omitempty"`
 	Memory    *MemoryResult    `json:"memory,omitempty"`
 	Create    *CreateResult    `json:"create,omitempty"`
+	Startup   *StartupResult   `json:"startup,omitempty"`
 	Errors    []string         `json:"errors,omitempty"`
 }
 
@@ -223,6 +224,37 @@ func (r *Report) summarize(cfg config) {
 					row.StoreCreatesPerSec, row.HTTPFloorPerSec, row.HTTPFloorPerSec/row.EtcdPutsPerSec),
 			})
 		}
+	}
+	r.summarizeStartup()
+}
+
+// summarizeStartup adds one row per start-up case: the median against
+// the target, the spread in the note.
+func (r *Report) summarizeStartup() {
+	st := r.Startup
+	if st == nil {
+		return
+	}
+	for _, c := range st.Cases {
+		target, limit := "≤ 150 ms", 150.0
+		if c.Binary {
+			target, limit = "≤ 300 ms", 300.0
+		}
+		note := fmt.Sprintf("%d runs: min %.1f, p90 %.1f, max %.1f ms", st.Runs, c.MinMs, c.P90Ms, c.MaxMs)
+		if c.Loaded {
+			note += fmt.Sprintf("; %d objects, %d %s", st.Objects, st.Types, st.TypesFrom)
+		}
+		if c.IdleHeapBytes > 0 {
+			note += fmt.Sprintf("; live heap at idle %.1f MB", float64(c.IdleHeapBytes)/1e6)
+		}
+		if c.IdleRSSBytes > 0 {
+			note += fmt.Sprintf("; RSS at idle %.1f MB", float64(c.IdleRSSBytes)/1e6)
+		}
+		r.Summary = append(r.Summary, Row{
+			Scenario: "startup", Case: c.Name + ": median to /readyz 200",
+			Value: c.MedianMs, Unit: "ms", RatioName: "absolute",
+			Target: target, Met: met(c.MedianMs <= limit), Note: note,
+		})
 	}
 }
 
