@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -74,5 +76,34 @@ func TestKubectlScale(t *testing.T) {
 	raw := kubectl(t, srv, "get", "--raw", "/apis/example.com/v1/namespaces/default/gizmos/g1/scale")
 	if !strings.Contains(raw, `"kind":"Scale"`) || !strings.Contains(raw, `"replicas":5`) {
 		t.Errorf("kubectl get --raw .../scale: %s", raw)
+	}
+}
+
+// TestKubectlScaleResourcesFile scales a type declared with scale: in a
+// resources file.
+func TestKubectlScaleResourcesFile(t *testing.T) {
+	skipIfShort(t)
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "resources.yaml")
+	const decl = `resources:
+- group: example.com
+  version: v1
+  kind: Sprocket
+  plural: sprockets
+  namespaced: true
+  statusSubresource: true
+  scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}
+`
+	if err := os.WriteFile(file, []byte(decl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kubectlPath(t)
+	srv := startServer(t, t.TempDir(), "--resources", file)
+	if r := runKubectl(t, srv, "apiVersion: example.com/v1\nkind: Sprocket\nmetadata:\n  name: s1\n  namespace: default\nspec:\n  replicas: 2\n", nil, "apply", "-f", "-"); r.err != nil {
+		t.Fatalf("apply sprocket: %v\n%s", r.err, r.stderr)
+	}
+	kubectl(t, srv, "scale", "sprocket/s1", "--replicas=4")
+	if got := kubectl(t, srv, "get", "sprocket", "s1", "-o", "jsonpath={.spec.replicas} {.metadata.generation}"); got != "4 2" {
+		t.Errorf("after scale: replicas and generation %q, want \"4 2\"", got)
 	}
 }
