@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +29,7 @@ func start(t *testing.T, dir string) (*server.Server, func()) {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	srv, err := server.Start(context.Background(), server.Config{Listen: "127.0.0.1:0", DataDir: dir, UnsafeNoFsync: true})
+	srv, err := server.Start(context.Background(), server.Config{Listen: "127.0.0.1:0", DataDir: dir, UnsafeNoFsync: true, Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,13 +171,19 @@ func TestCRDServedLive(t *testing.T) {
 	})
 	t.Logf("served %v after create", time.Since(created))
 
-	crd := getCRD(t, base, "widgets.example.com")
-	for _, c := range []string{apiextensions.NamesAccepted, apiextensions.Established} {
-		cond := crd.Status.Condition(c)
-		if cond == nil || cond.Status != "True" || cond.LastTransitionTime == "" || cond.Reason == "" {
-			t.Errorf("condition %s = %+v", c, cond)
+	// The type is served before it is reported Established, so that a
+	// client waiting for the condition can use the type at once.
+	var crd *apiextensions.CRD
+	eventually(t, time.Second, func() error {
+		crd = getCRD(t, base, "widgets.example.com")
+		for _, c := range []string{apiextensions.NamesAccepted, apiextensions.Established} {
+			cond := crd.Status.Condition(c)
+			if cond == nil || cond.Status != "True" || cond.LastTransitionTime == "" || cond.Reason == "" {
+				return fmt.Errorf("condition %s = %+v", c, cond)
+			}
 		}
-	}
+		return nil
+	})
 	if got := crd.Status.AcceptedNames; got.Plural != "widgets" || got.Kind != "Widget" || got.ListKind != "WidgetList" || got.Singular != "widget" {
 		t.Errorf("acceptedNames = %+v", got)
 	}
@@ -250,4 +258,12 @@ func TestCRDSchemaEnforced(t *testing.T) {
 	if code != http.StatusCreated || strings.Contains(string(body), "extra") {
 		t.Errorf("create = %d: %s", code, body)
 	}
+}
+
+// testLogger shows the server's logs with MINIAPI_TEST_LOG=1.
+func testLogger() *slog.Logger {
+	if os.Getenv("MINIAPI_TEST_LOG") == "" {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }

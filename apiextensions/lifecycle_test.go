@@ -13,18 +13,25 @@ import (
 )
 
 // putCRD replaces the CRD with crd, carrying over the stored
-// resourceVersion.
+// resourceVersion, and retries when the controller's status write wins
+// the race (409), as clients do.
 func putCRD(t *testing.T, base string, crd map[string]any) {
 	t.Helper()
-	code, body := do(t, "GET", base+crdURL+"/widgets.example.com", nil)
-	if code != 200 {
-		t.Fatalf("get CRD = %d: %s", code, body)
-	}
-	meta := decodeMap(t, body)["metadata"].(map[string]any)
-	crd["metadata"] = map[string]any{"name": "widgets.example.com", "resourceVersion": meta["resourceVersion"]}
-	code, body = do(t, "PUT", base+crdURL+"/widgets.example.com", crd)
-	if code != 200 {
-		t.Fatalf("update CRD = %d: %s", code, body)
+	for attempt := 0; ; attempt++ {
+		code, body := do(t, "GET", base+crdURL+"/widgets.example.com", nil)
+		if code != 200 {
+			t.Fatalf("get CRD = %d: %s", code, body)
+		}
+		meta := decodeMap(t, body)["metadata"].(map[string]any)
+		crd["metadata"] = map[string]any{"name": "widgets.example.com", "resourceVersion": meta["resourceVersion"]}
+		code, body = do(t, "PUT", base+crdURL+"/widgets.example.com", crd)
+		if code == http.StatusConflict && attempt < 10 {
+			continue
+		}
+		if code != 200 {
+			t.Fatalf("update CRD = %d: %s", code, body)
+		}
+		return
 	}
 }
 
@@ -119,7 +126,7 @@ func TestCRDVersions(t *testing.T) {
 	crd = widgetCRD("v2", "v1")
 	version(crd["spec"].(map[string]any)["versions"].([]any), 1)["served"] = false
 	putCRD(t, base, crd)
-	eventually(t, time.Second, func() error { c, b := do(t, "GET", v1, nil); return wantStatus(c, b, 404) })
+	eventually(t, 5*time.Second, func() error { c, b := do(t, "GET", v1, nil); return wantStatus(c, b, 404) })
 	got := getCRD(t, base, "widgets.example.com").Status.StoredVersions
 	if !slices.Equal(got, []string{"v1", "v2"}) {
 		t.Errorf("storedVersions = %v, want [v1 v2]", got)
@@ -233,4 +240,36 @@ func TestCRDNameConflicts(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A default added to the schema later applies to stored objects when they
+// are read, as kube-apiserver defaults what it reads from etcd.
+func TestCRDDefaultsOnRead(t *testing.T) {
+	srv, _ := start(t, "")
+	base := srv.URL()
+	createCRD(t, base, widgetCRD("v1"))
+	widgets := base + "/apis/example.com/v1/namespaces/default/widgets"
+	eventually(t, time.Second, func() error { c, b := do(t, "GET", widgets, nil); return wantStatus(c, b, 200) })
+	if c, b := do(t, "POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"old"},"spec":{"color":"red"}}`); c != 201 {
+		t.Fatalf("create = %d: %s", c, b)
+	}
+	crd := widgetCRD("v1")
+	version(crd["spec"].(map[string]any)["versions"].([]any), 0)["schema"] = map[string]any{"openAPIV3Schema": json.RawMessage(
+		`{"type":"object","properties":{"spec":{"type":"object","properties":{"color":{"type":"string"},"size":{"type":"integer","default":5}}}}}`)}
+	putCRD(t, base, crd)
+	eventually(t, time.Second, func() error {
+		_, body := do(t, "GET", widgets+"/old", nil)
+		if !strings.Contains(string(body), `"size":5`) {
+			return fmt.Errorf("not defaulted on read: %s", body)
+		}
+		return nil
+	})
+	_, body := do(t, "GET", widgets, nil)
+	if !strings.Contains(string(body), `"size":5`) {
+		t.Errorf("list not defaulted: %s", body)
+	}
+	// Created after the change: defaulted on write.
+	if c, b := do(t, "POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"new"},"spec":{}}`); c != 201 || !strings.Contains(string(b), `"size":5`) {
+		t.Errorf("create = %d: %s", c, b)
+	}
 }

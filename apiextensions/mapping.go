@@ -1,6 +1,7 @@
 package apiextensions
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/miniapi/miniapi/registry"
@@ -68,6 +69,23 @@ func versionType(crd *CRD, names Names, v *Version, storageVersion string) regis
 	}
 	t.Strategy = registry.GenericStrategy{Status: status}
 	return t
+}
+
+// ReadDefaults returns the defaulting a CRD version's storage applies to
+// every object it reads, as kube-apiserver defaults custom resources read
+// from etcd: the version's schema defaults, or nil when t is not a CRD
+// version (StorageVersion unset) or its schema declares no default. The
+// server's storage factory puts it in the version's storage/versioned
+// decorator, below the cache, so cached objects are already defaulted.
+func ReadDefaults(t *registry.Type) func(map[string]any) {
+	if t.StorageVersion == "" || !bytes.Contains(t.Schema, []byte(`"default"`)) {
+		return nil
+	}
+	s, err := schema.Compile(t.Schema)
+	if err != nil {
+		return nil
+	}
+	return s.Default
 }
 
 // withSchemaStrategy gives t the strategy of a custom resource version:

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -153,9 +154,12 @@ func (r *Registry) Replace(t Type) error {
 
 // sameStorageLayout reports whether a and b can share one storage: the
 // same keys, the same stored form and the same selectable attributes.
+// For a type with a StorageVersion (a CRD version) the schema counts too:
+// its storage applies the schema's defaults to what it reads.
 func sameStorageLayout(a, b *Type) bool {
 	return a.Namespaced == b.Namespaced && a.StorageVersion == b.StorageVersion &&
-		slices.Equal(a.SelectableFields, b.SelectableFields)
+		slices.Equal(a.SelectableFields, b.SelectableFields) &&
+		(a.StorageVersion == "" || bytes.Equal(a.Schema, b.Schema))
 }
 
 // Remove stops serving the type at gvr and releases its storage. Stored

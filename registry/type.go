@@ -16,10 +16,11 @@ type Type struct {
 	Group string
 	// Version is the served version, e.g. "v1".
 	Version string
-	// StorageVersion, when set and not Version, is the version objects
-	// are stored in (a CRD's storage version): storage rewrites
-	// apiVersion between the two, so every version of one resource
-	// shares its objects.
+	// StorageVersion is set for a CRD's versions: the version objects
+	// are stored in (the CRD's storage version, possibly Version itself).
+	// Storage rewrites apiVersion between the two, so every version of
+	// one resource shares its objects, and applies the schema's defaults
+	// to what it reads.
 	StorageVersion string
 	// Kind is the object kind, e.g. "ConfigMap"; ListKind defaults to
 	// Kind+"List".

@@ -45,8 +45,11 @@ type Config struct {
 	// EtcdPrefix is the key prefix of every object; empty means
 	// storage.DefaultRoot.
 	EtcdPrefix string
-	// ResourcesFile declares extra types to serve (see
-	// registry.ResourceFile).
+	// ResourcesFile is a YAML file, or a directory of them, declaring
+	// extra types to serve: CustomResourceDefinitions, installed at start
+	// and again whenever the files change, and types in the older
+	// resources-file format (registry.ResourceFile), read at start. See
+	// ReadResources and resourceWatcher.
 	ResourcesFile string
 	// CompactionInterval is how often etcd's history is compacted; 0 means
 	// DefaultCompactionInterval, negative disables compaction.
@@ -129,13 +132,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		DisableGarbageCollection: !sel.Enabled(controllers.GarbageCollectorName),
 	})
 	types := append(registry.BuiltinTypes(), apiextensions.CRDType())
-	if cfg.ResourcesFile != "" {
-		extra, err := registry.LoadResourceFile(cfg.ResourcesFile)
-		if err != nil {
-			return nil, err
-		}
-		types = append(types, extra...)
+	resources, err := readResources(cfg.ResourcesFile)
+	if err != nil {
+		return nil, err
 	}
+	types = append(types, resources.Types...)
 	for _, t := range types {
 		if err := s.reg.Add(t); err != nil {
 			return nil, err
@@ -162,6 +163,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	s.startCompactor(bg, cfg.CompactionInterval)
 	s.background.Go(func() { crds.Run(bg) })
 	s.startControllers(bg, sel)
+	if err := s.startResources(ctx, bg, cfg.ResourcesFile, resources); err != nil {
+		return nil, err
+	}
 
 	listen := cfg.Listen
 	if listen == "" {
@@ -258,14 +262,19 @@ func (s *Server) startStorage(ctx context.Context, cfg Config) error {
 // wrapped in its own cacher so lists and watches are served from memory.
 //
 // A type whose objects are stored in another version (a CRD's served
-// version other than its storage version) gets a versioned.Store between
-// the two: it rewrites apiVersion on the way in and out, and sits below
-// the cacher, so the cache holds bytes in the served version.
+// version other than its storage version), or whose schema has defaults,
+// gets a versioned.Store between the two: it rewrites apiVersion on the
+// way in and out and applies the defaults to what it reads, and sits
+// below the cacher, so the cache holds bytes in the served version,
+// defaulted.
 func (s *Server) storageFactory(t *registry.Type, keys storage.ResourceKeys, attrs storage.AttrFunc) (storage.Interface, func() error, error) {
 	var under storage.Interface = etcd3.New(etcd3.Config{Client: s.client})
-	if t.StorageVersion != "" && t.StorageVersion != t.Version {
-		served := registry.Type{Group: t.Group, Version: t.StorageVersion}
-		under = versioned.New(under, versioned.Config{Served: t.APIVersion(), Stored: served.APIVersion()})
+	if t.StorageVersion != "" {
+		stored := registry.Type{Group: t.Group, Version: t.StorageVersion}
+		cfg := versioned.Config{Served: t.APIVersion(), Stored: stored.APIVersion(), Default: apiextensions.ReadDefaults(t)}
+		if cfg.Served != cfg.Stored || cfg.Default != nil {
+			under = versioned.New(under, cfg)
+		}
 	}
 	c, err := cacher.New(under, cacher.Config{
 		Prefix:      keys.Prefix(),

@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/storage"
 )
 
@@ -35,6 +36,12 @@ type Config struct {
 	// Stored is the apiVersion objects are written with: the storage
 	// version's.
 	Stored string
+	// Default, if set, fills defaults into every object read (as generic
+	// JSON), after the apiVersion rewrite: a CRD schema's defaults, which
+	// kube-apiserver applies when it reads from etcd as well as on
+	// writes. Objects are re-encoded in the registry's canonical form. It
+	// must be safe for concurrent use.
+	Default func(obj map[string]any)
 }
 
 // Store is a storage.Interface that rewrites apiVersion between the
@@ -230,7 +237,31 @@ func (s *Store) out(obj *storage.Object) (*storage.Object, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.cfg.Default != nil {
+		if data, err = applyDefaults(data, s.cfg.Default); err != nil {
+			return nil, err
+		}
+	}
 	return &storage.Object{Key: obj.Key, Revision: obj.Revision, Data: data}, nil
+}
+
+// applyDefaults runs def over data and returns it in api.Object's
+// canonical encoding, the one the registry writes.
+func applyDefaults(data []byte, def func(map[string]any)) ([]byte, error) {
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("versioned: decode object: %w", err)
+	}
+	def(m)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("versioned: encode defaulted object: %w", err)
+	}
+	var obj api.Object
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return nil, fmt.Errorf("versioned: decode defaulted object: %w", err)
+	}
+	return json.Marshal(&obj)
 }
 
 // setAPIVersion returns data with its top-level apiVersion set to v. The
