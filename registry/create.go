@@ -105,7 +105,9 @@ func (s *Store) validateCreate(obj *api.Object) field.ErrorList {
 	if v, ok := s.t.Strategy.(CreateValidator); ok {
 		errs = append(errs, v.ValidateCreate(obj)...)
 	}
-	return errs
+	// As kube-apiserver for custom resources with a scale subresource:
+	// the replica paths are checked on every write, not only via /scale.
+	return append(errs, ValidateScale(s.t, obj)...)
 }
 
 // checkNamespaceWritable refuses writes into a namespace that does not

@@ -77,10 +77,13 @@ func TestGetScale(t *testing.T) {
 	widgets, gadgets := scaleFixture(t)
 	for _, tc := range []struct {
 		name, spec, status string
-		want               ScaleSpec
-		wantStatus         ScaleStatus
-		errCode            int32
-		errMsg             string
+		// raw objects are refused by validation on every write, as
+		// kube's are; they are written to storage directly to test reads.
+		raw        bool
+		want       ScaleSpec
+		wantStatus ScaleStatus
+		errCode    int32
+		errMsg     string
 	}{
 		{name: "all-paths", spec: `{"replicas":3}`, status: `{"replicas":2,"selector":"app=web"}`,
 			want: ScaleSpec{3}, wantStatus: ScaleStatus{Replicas: 2, Selector: "app=web"}},
@@ -88,11 +91,25 @@ func TestGetScale(t *testing.T) {
 		{name: "zero", spec: `{"replicas":0}`},
 		{name: "no-spec-replicas", spec: `{"color":"red"}`, errCode: 500, errMsg: `the spec replicas field ".spec.replicas" does not exist`},
 		{name: "no-spec", errCode: 500, errMsg: `the spec replicas field ".spec.replicas" does not exist`},
-		{name: "not-an-integer", spec: `{"replicas":1.5}`, errCode: 500, errMsg: `.spec.replicas accessor error: 1.5 is of the type float64, expected int64`},
-		{name: "spec-not-object", spec: `"big"`, errCode: 500, errMsg: `.spec accessor error: big is of the type string, expected map[string]interface{}`},
-		{name: "selector-not-string", spec: `{"replicas":1}`, status: `{"selector":{"app":"web"}}`, errCode: 500, errMsg: `.status.selector accessor error`},
+		{name: "not-an-integer", raw: true, spec: `{"replicas":1.5}`, errCode: 500, errMsg: `.spec.replicas accessor error: 1.5 is of the type float64, expected int64`},
+		{name: "spec-not-object", raw: true, spec: `"big"`, errCode: 500, errMsg: `.spec accessor error: big is of the type string, expected map[string]interface{}`},
+		{name: "selector-not-string", raw: true, spec: `{"replicas":1}`, status: `{"selector":{"app":"web"}}`, errCode: 500, errMsg: `.status.selector accessor error`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.raw {
+				data := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"` + tc.name + `","namespace":"ns1"},"spec":` + tc.spec
+				if tc.status != "" {
+					data += `,"status":` + tc.status
+				}
+				data += `}`
+				key := storage.ResourceKeys{Group: "example.com", Resource: "widgets", Namespaced: true}.Key("ns1", tc.name)
+				if _, err := widgets.Storage().Create(ctx, key, []byte(data)); err != nil {
+					t.Fatal(err)
+				}
+				_, err := widgets.GetScale(ctx, "ns1", tc.name, "")
+				wantStatus(t, err, tc.errCode, tc.errMsg)
+				return
+			}
 			obj := createWithStatus(t, widgets, tc.name, tc.spec, tc.status)
 			sc, err := widgets.GetScale(ctx, "ns1", tc.name, "")
 			if tc.errCode != 0 {
@@ -352,5 +369,20 @@ func TestValidateScale(t *testing.T) {
 	}
 	if errs := ValidateScale(&Type{}, &api.Object{}); errs != nil {
 		t.Errorf("a type without scale: %v", errs)
+	}
+}
+
+func TestScalePathsCheckedOnEveryWrite(t *testing.T) {
+	widgets, _ := scaleFixture(t)
+	ctx := context.Background()
+	bad := &api.Object{Metadata: api.ObjectMeta{Name: "neg"}, Fields: map[string]json.RawMessage{"spec": json.RawMessage(`{"replicas":-1}`)}}
+	if _, err := widgets.Create(ctx, "ns1", bad, CreateOptions{}); api.ReasonForError(err) != api.ReasonInvalid {
+		t.Fatalf("create with negative replicas: %v, want Invalid", err)
+	}
+	good := createWithStatus(t, widgets, "ok", `{"replicas":1}`, "")
+	good.Fields["spec"] = json.RawMessage(`{"replicas":-2}`)
+	good.Metadata.ResourceVersion = ""
+	if _, err := widgets.Update(ctx, "ns1", "ok", good, UpdateOptions{}); api.ReasonForError(err) != api.ReasonInvalid {
+		t.Fatalf("update to negative replicas: %v, want Invalid", err)
 	}
 }

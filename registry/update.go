@@ -252,7 +252,7 @@ func (s *Store) validateUpdate(obj, old *api.Object, opts UpdateOptions) field.E
 	if v, ok := s.t.Strategy.(UpdateValidator); ok {
 		errs = append(errs, v.ValidateUpdate(obj, old)...)
 	}
-	return errs
+	return append(errs, ValidateScale(s.t, obj)...)
 }
 
 // servesSubresource reports whether updates may address sub.
