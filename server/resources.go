@@ -199,18 +199,42 @@ func (s *Server) ApplyCRDs(ctx context.Context, crds []*api.Object) error {
 		return ErrNoCRDSupport
 	}
 	for _, crd := range crds {
-		obj := crd.DeepCopy()
-		name := obj.Metadata.Name
-		obj.Metadata.ResourceVersion = ""
-		_, err := res.Store.Create(ctx, "", obj, registry.CreateOptions{})
-		if api.ReasonForError(err) == api.ReasonAlreadyExists {
-			_, err = res.Store.Update(ctx, "", name, obj, registry.UpdateOptions{})
-		}
-		if err != nil {
-			return fmt.Errorf("server: apply customresourcedefinition %s: %w", name, err)
+		if err := applyCRD(ctx, res.Store, crd); err != nil {
+			return fmt.Errorf("server: apply customresourcedefinition %s: %w", crd.Metadata.Name, err)
 		}
 	}
 	return s.waitEstablished(ctx, res, crds)
+}
+
+// applyCRD creates crd, or replaces the spec, labels and annotations of
+// the stored one. The update is conditional on the resourceVersion read
+// (the controller writes status meanwhile) and retried on conflict.
+func applyCRD(ctx context.Context, store *registry.Store, crd *api.Object) error {
+	obj := crd.DeepCopy()
+	obj.Metadata.ResourceVersion, obj.Metadata.UID = "", ""
+	_, err := store.Create(ctx, "", obj, registry.CreateOptions{})
+	if api.ReasonForError(err) != api.ReasonAlreadyExists {
+		return err
+	}
+	name := crd.Metadata.Name
+	for range 10 {
+		cur, err := store.Get(ctx, "", name, "")
+		if err != nil {
+			return err
+		}
+		var curObj api.Object
+		if err := json.Unmarshal(cur.Data, &curObj); err != nil {
+			return err
+		}
+		next := curObj.DeepCopy()
+		next.Metadata.Labels, next.Metadata.Annotations = crd.Metadata.Labels, crd.Metadata.Annotations
+		next.Fields["spec"] = crd.Fields["spec"]
+		_, err = store.Update(ctx, "", name, next, registry.UpdateOptions{})
+		if api.ReasonForError(err) != api.ReasonConflict {
+			return err
+		}
+	}
+	return fmt.Errorf("still conflicting after 10 tries")
 }
 
 // crdEstablishPoll is how often waitEstablished looks again.
@@ -291,4 +315,161 @@ func (s *Server) crdReady(ctx context.Context, res *registry.Resource, name stri
 		}
 	}
 	return true, nil
+}
+
+// resourcesPollInterval is how often the --resources path is checked for
+// changes.
+const resourcesPollInterval = time.Second
+
+// resourcesApplyTimeout bounds applying the CRDs of one change (the wait
+// for Established included).
+const resourcesApplyTimeout = 30 * time.Second
+
+// readResources reads the --resources path; "" declares nothing.
+func readResources(path string) (Resources, error) {
+	if path == "" {
+		return Resources{}, nil
+	}
+	return ReadResources(path)
+}
+
+// startResources installs the CRDs read at start and, when there is a
+// --resources path, starts the goroutine that applies later changes to
+// it until bg ends. ctx bounds the first installation.
+func (s *Server) startResources(ctx, bg context.Context, path string, r Resources) error {
+	if path == "" {
+		return nil
+	}
+	w := &resourceWatcher{s: s, path: path, types: typeNames(r.Types), applied: map[string][]byte{}}
+	w.stamp, _ = resourcesStamp(path)
+	if err := w.apply(ctx, r.CRDs); err != nil {
+		return err
+	}
+	s.background.Go(func() { w.run(bg) })
+	return nil
+}
+
+// resourceWatcher re-reads the --resources path when a file in it
+// changes, and applies what changed:
+//
+//   - a new or changed CRD is created or updated (and waited for until
+//     Established);
+//   - a CRD no longer in the files is left installed, with its objects:
+//     deleting a CRD deletes every object of its type, which a removed or
+//     half-written file must not do on its own; delete it with kubectl;
+//   - the resources-file format's types are read at start only; a change
+//     to them is logged and takes effect at the next start;
+//   - a file that does not parse is logged and ignored until it changes
+//     again: the last good state stays served.
+//
+// Its one goroutine is owned by the server: started by startResources,
+// stopped with the background context, and waited for by Shutdown.
+type resourceWatcher struct {
+	s     *Server
+	path  string
+	stamp string
+	// types are the names of the resources-file types served since start.
+	types string
+	// applied is the JSON of each CRD as last applied, by name.
+	applied map[string][]byte
+}
+
+// run polls the path until ctx ends.
+func (w *resourceWatcher) run(ctx context.Context) {
+	tick := time.NewTicker(resourcesPollInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		stamp, err := resourcesStamp(w.path)
+		if err != nil || stamp == w.stamp {
+			continue
+		}
+		w.stamp = stamp
+		r, err := ReadResources(w.path)
+		if err != nil {
+			w.s.log.Warn("resources: not applied; the last good state stays served", "path", w.path, "err", err)
+			continue
+		}
+		if names := typeNames(r.Types); names != w.types {
+			w.s.log.Warn("resources: resources-file types changed; they take effect at the next start", "path", w.path)
+		}
+		actx, cancel := context.WithTimeout(ctx, resourcesApplyTimeout)
+		err = w.apply(actx, r.CRDs)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			w.s.log.Warn("resources: applying CRDs failed", "path", w.path, "err", err)
+		}
+	}
+}
+
+// apply applies the CRDs that differ from what was last applied, and
+// logs those that are gone from the files.
+func (w *resourceWatcher) apply(ctx context.Context, crds []*api.Object) error {
+	var changed []*api.Object
+	seen := map[string]bool{}
+	for _, crd := range crds {
+		name := crd.Metadata.Name
+		seen[name] = true
+		data, err := json.Marshal(crd)
+		if err != nil {
+			return fmt.Errorf("server: resources: encode %s: %w", name, err)
+		}
+		if prev, ok := w.applied[name]; ok && bytes.Equal(prev, data) {
+			continue
+		}
+		changed = append(changed, crd)
+		w.applied[name] = data
+	}
+	for name := range w.applied {
+		if !seen[name] {
+			delete(w.applied, name)
+			w.s.log.Info("resources: CRD no longer in the files; left installed (kubectl delete crd removes it and its objects)", "crd", name)
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	if err := w.s.ApplyCRDs(ctx, changed); err != nil {
+		// Try these again at the next change.
+		for _, crd := range changed {
+			delete(w.applied, crd.Metadata.Name)
+		}
+		return err
+	}
+	for _, crd := range changed {
+		w.s.log.Info("resources: CRD applied", "crd", crd.Metadata.Name)
+	}
+	return nil
+}
+
+// resourcesStamp summarizes the names, sizes and modification times of
+// the files ReadResources would read: it changes when any of them does.
+func resourcesStamp(path string) (string, error) {
+	files, err := resourceFiles(path)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "%s %d %d\n", f, fi.Size(), fi.ModTime().UnixNano())
+	}
+	return b.String(), nil
+}
+
+// typeNames lists types' resource, kind, scope and short names, to
+// notice a change.
+func typeNames(types []registry.Type) string {
+	var b strings.Builder
+	for _, t := range types {
+		fmt.Fprintf(&b, "%s %s %v %v\n", t.GVR(), t.Kind, t.Namespaced, t.ShortNames)
+	}
+	return b.String()
 }

@@ -1,10 +1,12 @@
 package server
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const widgetCRD = `apiVersion: apiextensions.k8s.io/v1
@@ -98,5 +100,91 @@ func TestReadResourcesDirectory(t *testing.T) {
 	}
 	if _, err := ReadResources(filepath.Join(dir, "missing")); err == nil {
 		t.Error("reading a missing path succeeded")
+	}
+}
+
+// served reports whether srv serves group/version/plural.
+func served(srv *Server, group, version, plural string) bool {
+	_, ok := srv.Registry().Snapshot().Lookup(group, version, plural)
+	return ok
+}
+
+// writeFile writes data to dir/name.
+func writeFile(t *testing.T, dir, name, data string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestResourcesDirectory starts with a directory holding a CRD and a
+// resources-file type, then changes the files while the server runs.
+func TestResourcesDirectory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the one-second poll several times")
+	}
+	dir := t.TempDir()
+	writeFile(t, dir, "widgets.yaml", widgetCRD)
+	writeFile(t, dir, "legacy.yaml", "resources:\n- {group: legacy.example.com, version: v1, kind: Thing, plural: things, namespaced: true}\n")
+	srv := start(t, Config{ResourcesFile: dir})
+	// Both are served when Start returns.
+	if !served(srv, "example.com", "v1", "widgets") || !served(srv, "legacy.example.com", "v1", "things") {
+		t.Fatal("widgets or things not served after Start")
+	}
+
+	// A new file: its CRD is installed.
+	gadgets := strings.NewReplacer("widgets", "gadgets", "widget", "gadget", "Widget", "Gadget").Replace(widgetCRD)
+	writeFile(t, dir, "gadgets.yaml", gadgets)
+	waitFor(t, "gadgets served", func() bool { return served(srv, "example.com", "v1", "gadgets") })
+
+	// A changed CRD: a second served version appears.
+	v2 := widgetCRD + `  - name: v2
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`
+	writeFile(t, dir, "widgets.yaml", v2)
+	waitFor(t, "widgets v2 served", func() bool { return served(srv, "example.com", "v2", "widgets") })
+
+	// A broken file changes nothing; a removed file leaves its CRD.
+	writeFile(t, dir, "widgets.yaml", "apiVersion: [")
+	if err := os.Remove(filepath.Join(dir, "gadgets.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "zz-marker.yaml", strings.NewReplacer("widgets", "markers", "widget", "marker", "Widget", "Marker").Replace(widgetCRD))
+	time.Sleep(2 * resourcesPollInterval)
+	if !served(srv, "example.com", "v2", "widgets") || !served(srv, "example.com", "v1", "gadgets") {
+		t.Error("a broken or removed file took a CRD away")
+	}
+	if served(srv, "example.com", "v1", "markers") {
+		t.Error("a directory with a broken file was applied in part")
+	}
+	// Fixed again: the whole directory applies.
+	writeFile(t, dir, "widgets.yaml", v2)
+	waitFor(t, "markers served", func() bool { return served(srv, "example.com", "v1", "markers") })
+}
+
+// TestResourcesRestart checks CRDs from --resources persist and a second
+// start with the same files succeeds (they exist: updated, not created).
+func TestResourcesRestart(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "crds.yaml")
+	writeFile(t, filepath.Dir(file), "crds.yaml", widgetCRD)
+	data := t.TempDir()
+	for range 2 {
+		srv, err := Start(t.Context(), Config{Listen: "127.0.0.1:0", DataDir: data, UnsafeNoFsync: true, ResourcesFile: file})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := served(srv, "example.com", "v1", "widgets")
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = srv.Shutdown(ctx)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			t.Fatal("widgets not served after Start")
+		}
 	}
 }

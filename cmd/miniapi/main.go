@@ -74,7 +74,7 @@ default, or an external cluster with --etcd-servers.`,
 	f.StringVar(&o.cfg.EtcdKeyFile, "etcd-keyfile", "", "client key for TLS to --etcd-servers")
 	f.StringVar(&o.cfg.EtcdCAFile, "etcd-cafile", "", "CA bundle that verifies --etcd-servers' certificates")
 	f.StringVar(&o.cfg.EtcdPrefix, "etcd-prefix", "/registry", "prefix of every key miniapi writes in etcd")
-	f.StringVar(&o.cfg.ResourcesFile, "resources", "", "YAML file declaring extra resource types to serve (see README)")
+	f.StringVar(&o.cfg.ResourcesFile, "resources", "", "YAML file or directory of them declaring extra types: CustomResourceDefinitions (installed at start, re-applied when the files change) or the resources-file format (see README)")
 	f.DurationVar(&o.cfg.CompactionInterval, "etcd-compaction-interval", server.DefaultCompactionInterval, "how often to compact etcd's history, keeping one interval of it (0 or less: never)")
 	f.IntVar(&o.cfg.WatchCacheSize, "watch-cache-size", 0, "events of history each type's watch cache keeps for watches from a resourceVersion (0: sized to cover at least 75 seconds)")
 	f.StringSliceVar(&o.cfg.Controllers, "controllers", []string{"*"}, "built-in controllers to run, as kube-controller-manager's flag: '*' for all (each is on by default), 'name' to turn one on, '-name' to turn one off; known: "+strings.Join(controllers.Names(), ", "))
