@@ -273,3 +273,24 @@ func TestCRDDefaultsOnRead(t *testing.T) {
 		t.Errorf("create = %d: %s", c, b)
 	}
 }
+
+// subresources.scale maps onto the type's /scale.
+func TestCRDScale(t *testing.T) {
+	srv, _ := start(t, "")
+	base := srv.URL()
+	crd := widgetCRD("v1")
+	v := version(crd["spec"].(map[string]any)["versions"].([]any), 0)
+	v["schema"] = map[string]any{"openAPIV3Schema": json.RawMessage(
+		`{"type":"object","properties":{"spec":{"type":"object","properties":{"replicas":{"type":"integer"}}},"status":{"type":"object","properties":{"replicas":{"type":"integer"}}}}}`)}
+	v["subresources"] = map[string]any{"status": map[string]any{}, "scale": map[string]any{"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}}
+	createCRD(t, base, crd)
+	widgets := base + "/apis/example.com/v1/namespaces/default/widgets"
+	eventually(t, time.Second, func() error { c, b := do(t, "GET", widgets, nil); return wantStatus(c, b, 200) })
+	if c, b := do(t, "POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"replicas":3}}`); c != 201 {
+		t.Fatalf("create = %d: %s", c, b)
+	}
+	c, body := do(t, "GET", widgets+"/w/scale", nil)
+	if c != 200 || !strings.Contains(string(body), `"kind":"Scale"`) || !strings.Contains(string(body), `"replicas":3`) {
+		t.Errorf("GET scale = %d: %s", c, body)
+	}
+}
