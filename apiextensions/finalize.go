@@ -20,6 +20,13 @@ func (c *Controller) finalize(ctx context.Context, store *registry.Store, s stor
 	if !slices.Contains(s.crd.Metadata.Finalizers, CleanupFinalizer) {
 		return false, nil
 	}
+	if len(c.served[name]) == 0 && s.crd.Status.IsTrue(Established) {
+		// Deleted while no controller ran (a restart): serve it again
+		// for the time its objects take to go.
+		if err := c.serve(ctx, name, Types(s.crd, s.crd.Status.AcceptedNames)); err != nil {
+			return false, err
+		}
+	}
 	var objects *registry.Store
 	snap := c.reg.Snapshot()
 	for _, g := range c.served[name] {

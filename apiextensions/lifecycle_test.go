@@ -294,3 +294,53 @@ func TestCRDScale(t *testing.T) {
 		t.Errorf("GET scale = %d: %s", c, body)
 	}
 }
+
+// A CRD deleted while its objects are held by finalizers stays, its type
+// served, until they go, across a restart too.
+func TestCRDDeleteWaitsForFinalizersAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	srv, stop := start(t, dir)
+	base := srv.URL()
+	createCRD(t, base, widgetCRD("v1"))
+	widgets := base + "/apis/example.com/v1/namespaces/default/widgets"
+	eventually(t, time.Second, func() error { c, b := do(t, "GET", widgets, nil); return wantStatus(c, b, 200) })
+	if c, b := do(t, "POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"held","finalizers":["example.com/hold"]}}`); c != 201 {
+		t.Fatalf("create = %d: %s", c, b)
+	}
+	if c, b := do(t, "DELETE", base+crdURL+"/widgets.example.com", nil); c != 200 {
+		t.Fatalf("delete CRD = %d: %s", c, b)
+	}
+	eventually(t, 2*time.Second, func() error {
+		c := getCRD(t, base, "widgets.example.com").Status.Condition(apiextensions.Terminating)
+		if c == nil || c.Status != "True" || c.Reason != "InstanceDeletionInProgress" {
+			return fmt.Errorf("Terminating = %+v", c)
+		}
+		return nil
+	})
+	stop()
+
+	srv, _ = start(t, dir)
+	base = srv.URL()
+	widgets = base + "/apis/example.com/v1/namespaces/default/widgets"
+	crd := getCRD(t, base, "widgets.example.com")
+	if !slices.Contains(crd.Metadata.Finalizers, apiextensions.CleanupFinalizer) {
+		t.Fatalf("finalizers = %v", crd.Metadata.Finalizers)
+	}
+	req, _ := http.NewRequest("PATCH", widgets+"/held", strings.NewReader(`{"metadata":{"finalizers":null}}`))
+	req.Header.Set("Content-Type", "application/merge-patch+json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("remove finalizer = %d", resp.StatusCode)
+	}
+	eventually(t, 10*time.Second, func() error {
+		c, b := do(t, "GET", base+crdURL+"/widgets.example.com", nil)
+		return wantStatus(c, b, 404)
+	})
+	if c, _ := do(t, "GET", widgets, nil); c != 404 {
+		t.Errorf("widgets after CRD deletion = %d", c)
+	}
+}
