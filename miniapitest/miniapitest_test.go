@@ -142,3 +142,13 @@ func roundTrip(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns st
 		t.Fatal("no watch event before the deadline")
 	}
 }
+
+// BenchmarkStart measures Start (server, etcd, kubeconfig, one namespace,
+// one CRD Established) and Stop; the start-up scenario of test/bench
+// measures Start alone to /readyz.
+func BenchmarkStart(b *testing.B) {
+	for b.Loop() {
+		env := miniapitest.Start(b, miniapitest.WithNamespaces("ns"), miniapitest.WithCRDObjects(widgetCRD))
+		env.Stop()
+	}
+}
