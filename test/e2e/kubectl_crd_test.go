@@ -74,6 +74,17 @@ func TestKubectlCRD(t *testing.T) {
 		t.Errorf("invalid widget: err %v\nstderr %q\nwant %q", r.err, r.stderr, want)
 	}
 
+	// kubectl wait sees the condition; a re-applied CRD (merge patch)
+	// changes the columns at once.
+	kubectl(t, srv, "wait", "--for=condition=Established", "--timeout=5s", "crd/widgets.example.com")
+	r = runKubectl(t, srv, strings.Replace(widgetCRDYAML, "name: Color", "name: Paint", 1), nil, "apply", "-f", "-")
+	if r.err != nil || !strings.Contains(r.stdout, "configured") {
+		t.Fatalf("re-apply CRD: %v\n%s%s", r.err, r.stdout, r.stderr)
+	}
+	if out := kubectl(t, srv, "get", "widgets"); !strings.Contains(out, "PAINT") {
+		t.Errorf("kubectl get widgets after the column was renamed:\n%s", out)
+	}
+
 	kubectl(t, srv, "delete", "crd", "widgets.example.com")
 	r = runKubectl(t, srv, "", nil, "get", "widgets")
 	if r.err == nil {
