@@ -8,6 +8,7 @@ import (
 
 	"github.com/miniapi/miniapi/miniapitest"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -79,6 +80,12 @@ func TestWithCRDObjects(t *testing.T) {
 	// Served at once: no wait between Start and the first request.
 	if _, err := dyn.Resource(widgets).Namespace("ns").Create(ctx, w, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	// The CRD's schema is enforced.
+	w.SetName("w2")
+	w.Object["spec"] = map[string]any{"color": "purple"}
+	if _, err := dyn.Resource(widgets).Namespace("ns").Create(ctx, w, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("a Widget with color purple: %v, want 422 Invalid (the schema allows red, green, blue)", err)
 	}
 	g := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": map[string]any{"name": "g1"},
