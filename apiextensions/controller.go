@@ -227,18 +227,39 @@ func (c *Controller) Sync(ctx context.Context) (again bool, err error) {
 		}
 	}
 	used := c.usedNames(crds)
+	// Types are registered first and their caches awaited together (they
+	// fill in parallel, which keeps a start with many CRDs quick); only
+	// then are statuses written, so a CRD is Established only once it is
+	// served.
+	var served []registry.Type
+	var writes []func() error
 	for _, s := range crds {
 		var more bool
 		var err error
 		if s.crd.Metadata.DeletionTimestamp != nil {
 			more, err = c.finalize(ctx, store, s)
 		} else {
-			err = c.reconcile(ctx, store, s, used)
+			var types []registry.Type
+			var write func() error
+			types, write, err = c.reconcile(ctx, store, s, used)
+			served = append(served, types...)
+			writes = append(writes, func() error {
+				if err := write(); err != nil {
+					return fmt.Errorf("apiextensions: %s: %w", s.crd.Metadata.Name, err)
+				}
+				return nil
+			})
 		}
 		again = again || more
 		if err != nil {
 			errs = append(errs, fmt.Errorf("apiextensions: %s: %w", s.crd.Metadata.Name, err))
 		}
+	}
+	if err := c.waitReady(ctx, served); err != nil {
+		return again, errors.Join(append(errs, err)...)
+	}
+	for _, w := range writes {
+		errs = append(errs, w())
 	}
 	return again, errors.Join(errs...)
 }
@@ -363,8 +384,11 @@ func freshOrOurs(requested, accepted string, used map[string]bool) error {
 	return fmt.Errorf("%q is already in use", requested)
 }
 
-// reconcile brings one live CRD's names, types and status up to date.
-func (c *Controller) reconcile(ctx context.Context, store *registry.Store, s stored, used map[string]*names) error {
+// reconcile brings one live CRD's names and types up to date. It
+// returns the types it serves, whose caches the caller awaits, and the
+// write of the CRD's new status, which the caller makes once they are
+// ready.
+func (c *Controller) reconcile(ctx context.Context, store *registry.Store, s stored, used map[string]*names) (served []registry.Type, writeStatus func() error, err error) {
 	crd := s.crd
 	name := crd.Metadata.Name
 	st := crd.Status
@@ -379,16 +403,16 @@ func (c *Controller) reconcile(ctx context.Context, store *registry.Store, s sto
 	group.add(accepted)
 	setCondition(&st, namesCond)
 
-	var err error
 	if accepted.Plural != "" && accepted.Kind != "" && accepted.ListKind != "" && (namesCond.Status == ConditionTrue || st.IsTrue(Established)) {
-		err = c.serve(ctx, name, Types(crd, accepted))
+		served = Types(crd, accepted)
+		err = c.register(name, served)
 		if err == nil && !st.IsTrue(Established) {
 			setCondition(&st, Condition{Type: Established, Status: ConditionTrue, Reason: "InitialNamesAccepted", Message: "the initial names have been accepted"})
 		}
 	} else if !st.IsTrue(Established) {
 		setCondition(&st, Condition{Type: Established, Status: ConditionFalse, Reason: "NotAccepted", Message: "not all names are accepted"})
 	}
-	return errors.Join(err, c.writeStatus(ctx, store, s, &st))
+	return served, func() error { return c.writeStatus(ctx, store, s, &st) }, err
 }
 
 // setCondition sets cond with a lastTransitionTime of now when its status
@@ -418,6 +442,14 @@ func (c *Controller) writeStatus(ctx context.Context, store *registry.Store, s s
 // serve makes the registry serve exactly types for CRD name, waiting for
 // the caches of new storage to fill.
 func (c *Controller) serve(ctx context.Context, name string, types []registry.Type) error {
+	if err := c.register(name, types); err != nil {
+		return err
+	}
+	return c.waitReady(ctx, types)
+}
+
+// register makes the registry serve exactly types for CRD name.
+func (c *Controller) register(name string, types []registry.Type) error {
 	snap := c.reg.Snapshot()
 	want := map[registry.GVR]bool{}
 	var errs []error
@@ -443,10 +475,7 @@ func (c *Controller) serve(ctx context.Context, name string, types []registry.Ty
 		}
 	}
 	c.served[name] = slices.Collect(mapKeys(want))
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	return c.waitReady(ctx, types)
+	return errors.Join(errs...)
 }
 
 func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
