@@ -185,6 +185,7 @@ type watcher struct {
 	ch     chan storage.Event
 }
 
+// ResultChan returns the translated events; it closes after the last.
 func (w *watcher) ResultChan() <-chan storage.Event { return w.ch }
 
 // Stop ends the watch; it is idempotent.
