@@ -344,3 +344,27 @@ func TestCRDDeleteWaitsForFinalizersAcrossRestart(t *testing.T) {
 		t.Errorf("widgets after CRD deletion = %d", c)
 	}
 }
+
+// selectableFields become field selectors.
+func TestCRDSelectableFields(t *testing.T) {
+	srv, _ := start(t, "")
+	base := srv.URL()
+	crd := widgetCRD("v1")
+	version(crd["spec"].(map[string]any)["versions"].([]any), 0)["selectableFields"] = []any{map[string]any{"jsonPath": ".spec.color"}}
+	createCRD(t, base, crd)
+	widgets := base + "/apis/example.com/v1/namespaces/default/widgets"
+	eventually(t, time.Second, func() error { c, b := do(t, "GET", widgets, nil); return wantStatus(c, b, 200) })
+	for _, w := range []string{`{"metadata":{"name":"r"},"spec":{"color":"red"}}`, `{"metadata":{"name":"b"},"spec":{"color":"blue"}}`} {
+		if c, b := do(t, "POST", widgets, w); c != 201 {
+			t.Fatalf("create = %d: %s", c, b)
+		}
+	}
+	c, body := do(t, "GET", widgets+"?fieldSelector=spec.color%3Dred", nil)
+	items, _ := decodeMap(t, body)["items"].([]any)
+	if c != 200 || len(items) != 1 || !strings.Contains(string(body), `"name":"r"`) {
+		t.Errorf("field selector = %d: %s", c, body)
+	}
+	if c, _ := do(t, "GET", widgets+"?fieldSelector=spec.size%3D1", nil); c != 400 {
+		t.Errorf("unselectable field = %d, want 400", c)
+	}
+}

@@ -2,6 +2,7 @@ package apiextensions
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -236,31 +237,71 @@ func validateColumns(cols []PrinterColumn, p *field.Path) field.ErrorList {
 }
 
 func validateSelectableFields(v *Version, p *field.Path) field.ErrorList {
+	if len(v.SelectableFields) == 0 {
+		return nil
+	}
 	var errs field.ErrorList
-	if len(v.SelectableFields) > 0 {
-		if !hasSchema(v) {
-			errs = append(errs, field.Invalid(p, "", "may only be set when `version.schema.openAPIV3Schema` is not included"))
+	if !hasSchema(v) {
+		return field.ErrorList{field.Invalid(p, "", "may only be set when `version.schema.openAPIV3Schema` is not included")}
+	}
+	var root map[string]any
+	_ = json.Unmarshal(v.Schema.OpenAPIV3Schema, &root) // a bad schema is reported on the schema
+	seen := map[string]bool{}
+	for i, f := range v.SelectableFields {
+		fp := p.Index(i).Child("jsonPath")
+		if f.JSONPath == "" {
+			errs = append(errs, field.Required(fp, ""))
+			continue
 		}
-		seen := map[string]bool{}
-		for i, f := range v.SelectableFields {
-			fp := p.Index(i).Child("jsonPath")
-			switch {
-			case f.JSONPath == "":
-				errs = append(errs, field.Required(fp, ""))
-			case !strings.HasPrefix(f.JSONPath, ".") || strings.HasSuffix(f.JSONPath, ".") || strings.Contains(f.JSONPath, ".."):
-				errs = append(errs, field.Invalid(fp, f.JSONPath, "is an invalid path: must be a simple json path starting with ."))
-			case f.JSONPath == ".metadata" || strings.HasPrefix(f.JSONPath, ".metadata."):
-				errs = append(errs, field.Invalid(fp, f.JSONPath, "must not point to fields in metadata"))
-			case seen[f.JSONPath]:
-				errs = append(errs, field.Duplicate(fp, f.JSONPath))
-			}
-			seen[f.JSONPath] = true
+		segs, typ, err := schemaField(root, f.JSONPath)
+		if err != nil {
+			errs = append(errs, field.Invalid(fp, f.JSONPath, "is an invalid path: "+err.Error()))
+			continue
 		}
-		if len(seen) > maxSelectableFields {
-			errs = append(errs, field.TooMany(p, len(seen), maxSelectableFields))
+		if segs[0] == "metadata" {
+			errs = append(errs, field.Invalid(fp, f.JSONPath, "must not point to fields in metadata"))
 		}
+		if typ != "string" && typ != "boolean" && typ != "integer" {
+			errs = append(errs, field.Invalid(fp, f.JSONPath, "must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed."))
+		}
+		key := strings.Join(segs, ".")
+		if seen[key] {
+			errs = append(errs, field.Duplicate(fp, f.JSONPath))
+		}
+		seen[key] = true
+	}
+	if len(seen) > maxSelectableFields {
+		errs = append(errs, field.TooMany(p, len(seen), maxSelectableFields))
 	}
 	return errs
+}
+
+// schemaField follows a selectable field's path (".spec.color", in dot
+// notation, without array indexes) through a schema's properties and
+// additionalProperties, and returns its segments and the type of the
+// field it names, as kube's field-path check for selectable fields.
+func schemaField(root map[string]any, path string) ([]string, string, error) {
+	if !strings.HasPrefix(path, ".") || len(path) == 1 {
+		return nil, "", errors.New("expected [ or . at the start of the path")
+	}
+	segs := strings.Split(path[1:], ".")
+	node := root
+	for _, seg := range segs {
+		if seg == "" || strings.ContainsAny(seg, "[]") {
+			return nil, "", errors.New("does not refer to a valid field")
+		}
+		props, _ := node["properties"].(map[string]any)
+		next, ok := props[seg].(map[string]any)
+		if !ok {
+			next, ok = node["additionalProperties"].(map[string]any)
+		}
+		if !ok {
+			return nil, "", errors.New("does not refer to a valid field")
+		}
+		node = next
+	}
+	typ, _ := node["type"].(string)
+	return segs, typ, nil
 }
 
 // maxSelectableFields is kube-apiserver's limit per version.

@@ -67,6 +67,12 @@ func TestInvalidCRDs(t *testing.T) {
 		{"per-version printer column", mutate(func(_, _ map[string]any, vs []any) {
 			version(vs, 1)["additionalPrinterColumns"] = []any{map[string]any{"name": "X", "type": "string", "jsonPath": "spec.x"}}
 		}, "v1", "v2"), []string{`spec.versions[1].additionalPrinterColumns[0].JSONPath: Invalid value: "spec.x": must be a simple json path starting with .`}},
+		{"selectable field not in schema", mutate(func(_, _ map[string]any, vs []any) {
+			version(vs, 0)["selectableFields"] = []any{map[string]any{"jsonPath": ".spec.shape"}}
+		}, "v1"), []string{`spec.selectableFields[0].jsonPath: Invalid value: ".spec.shape": is an invalid path: does not refer to a valid field`}},
+		{"selectable field not scalar", mutate(func(_, _ map[string]any, vs []any) {
+			version(vs, 0)["selectableFields"] = []any{map[string]any{"jsonPath": ".spec"}}
+		}, "v1"), []string{`spec.selectableFields[0].jsonPath: Invalid value: ".spec": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.`}},
 		{"scale path outside spec", mutate(func(_, _ map[string]any, vs []any) {
 			version(vs, 0)["subresources"] = map[string]any{"scale": map[string]any{"specReplicasPath": ".status.replicas", "statusReplicasPath": ".status.replicas"}}
 		}, "v1"), []string{`spec.subresources.scale.specReplicasPath: Invalid value: ".status.replicas": should be a json path under .spec`}},
