@@ -93,11 +93,28 @@ func (gc *GarbageCollector) inform(ctx context.Context, res *registry.Resource) 
 		changed: func(old, cur *meta) { gc.observe(res, old, cur) },
 		synced: func() {
 			gc.mu.Lock()
+			defer gc.mu.Unlock()
 			delete(gc.unsynced, res)
-			gc.mu.Unlock()
+			gc.recheckAbsentOwnersLocked()
 		},
 	}
 	in.run(ctx)
+}
+
+// recheckAbsentOwnersLocked queues every dependent whose owner the graph
+// does not hold. A type's informer starts up to a poll interval after the
+// type is served; an owner deleted before then sends no event, and its
+// first list does not show it, so without this its dependents would never
+// be looked at again.
+func (gc *GarbageCollector) recheckAbsentOwnersLocked() {
+	for owner, deps := range gc.dependents {
+		if gc.nodes[owner] != nil {
+			continue
+		}
+		for dep := range deps {
+			gc.queue.add(dep)
+		}
+	}
 }
 
 // forgetType drops the objects of a type no longer served: nothing can

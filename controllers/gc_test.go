@@ -1,11 +1,13 @@
 package controllers
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/registry"
 )
 
 func TestGarbageCollectorBackground(t *testing.T) {
@@ -126,5 +128,39 @@ func TestGarbageCollectorOff(t *testing.T) {
 	time.Sleep(time.Second)
 	if f.get(f.configMaps(), ns, "dep") == nil {
 		t.Fatal("dependent deleted with the garbage collector off")
+	}
+}
+
+// TestGarbageCollectorRechecksDependentsOfAbsentOwners covers an owner of
+// a type added while serving that is deleted before the collector's
+// informer for that type has listed: no event ever tells of it, so when a
+// type's first list completes, every dependent whose owner the graph does
+// not hold is looked at again.
+func TestGarbageCollectorRechecksDependentsOfAbsentOwners(t *testing.T) {
+	gc := NewGarbageCollector(registry.New(registry.Config{}), discardLogger())
+	gc.nodes["present"] = &node{m: &meta{UID: "present"}}
+	gc.dependents["present"] = map[string]bool{"d1": true}
+	gc.dependents["gone"] = map[string]bool{"d2": true, "d3": true}
+	gc.mu.Lock()
+	gc.recheckAbsentOwnersLocked()
+	gc.mu.Unlock()
+
+	got := map[string]bool{}
+	for range 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		uid, ok := gc.queue.get(ctx)
+		cancel()
+		if !ok {
+			t.Fatalf("queued %v, want d2 and d3", got)
+		}
+		got[uid] = true
+	}
+	if !got["d2"] || !got["d3"] {
+		t.Fatalf("queued %v, want d2 and d3", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if uid, ok := gc.queue.get(ctx); ok {
+		t.Fatalf("also queued %q, whose owner is in the graph", uid)
 	}
 }

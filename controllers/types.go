@@ -3,14 +3,9 @@ package controllers
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/miniapi/miniapi/registry"
 )
-
-// typePollInterval is how often the controllers look for types added to
-// or removed from the registry. Reading the snapshot is one atomic load.
-const typePollInterval = time.Second
 
 // followTypes calls start, each in its own goroutine, for every served
 // type that accept admits, as types are added; it cancels start's context
@@ -26,38 +21,36 @@ func followTypes(ctx context.Context, reg *registry.Registry, accept func(*regis
 		}
 		wg.Wait()
 	}()
-	tick := time.NewTicker(typePollInterval)
-	defer tick.Stop()
-	var last *registry.Snapshot
 	for {
-		if snap := reg.Snapshot(); snap != last {
-			last = snap
-			served := map[*registry.Resource]bool{}
-			for _, res := range snap.Resources() {
-				served[res] = true
-				if _, ok := running[res]; ok || !accept(res) {
-					continue
-				}
-				tctx, cancel := context.WithCancel(ctx)
-				running[res] = cancel
-				wg.Go(func() {
-					start(tctx, res)
-					if ctx.Err() == nil && stopped != nil {
-						stopped(res)
-					}
-				})
+		snap := reg.Snapshot()
+		served := map[*registry.Resource]bool{}
+		for _, res := range snap.Resources() {
+			served[res] = true
+			if _, ok := running[res]; ok || !accept(res) {
+				continue
 			}
-			for res, cancel := range running {
-				if !served[res] {
-					cancel()
-					delete(running, res)
+			tctx, cancel := context.WithCancel(ctx)
+			running[res] = cancel
+			wg.Go(func() {
+				start(tctx, res)
+				if ctx.Err() == nil && stopped != nil {
+					stopped(res)
 				}
+			})
+		}
+		for res, cancel := range running {
+			if !served[res] {
+				cancel()
+				delete(running, res)
 			}
 		}
+		// Wake as soon as the registry changes, so a type added while
+		// serving is followed at once; what changes before its informer's
+		// first list is caught by that list (and the collector's recheck).
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-snap.Replaced():
 		}
 	}
 }

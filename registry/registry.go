@@ -52,7 +52,7 @@ func New(cfg Config) *Registry {
 		cfg.Logger = slog.Default()
 	}
 	r := &Registry{cfg: cfg}
-	r.snap.Store(&Snapshot{byGVR: map[GVR]*Resource{}})
+	r.snap.Store(newSnapshot(0))
 	return r
 }
 
@@ -68,7 +68,18 @@ type Snapshot struct {
 	byGVR map[GVR]*Resource
 	// sorted by group, version, plural
 	all []*Resource
+	// replaced is closed once a newer snapshot is published.
+	replaced chan struct{}
 }
+
+func newSnapshot(size int) *Snapshot {
+	return &Snapshot{byGVR: make(map[GVR]*Resource, size), replaced: make(chan struct{})}
+}
+
+// Replaced is closed once the registry has moved on from this snapshot
+// (a type added, replaced or removed, or the registry closed), so readers
+// that follow the set of types need not poll.
+func (s *Snapshot) Replaced() <-chan struct{} { return s.replaced }
 
 // Snapshot returns the current set of types.
 func (r *Registry) Snapshot() *Snapshot { return r.snap.Load() }
@@ -184,7 +195,8 @@ func (r *Registry) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.closed = true
-	old := r.snap.Swap(&Snapshot{byGVR: map[GVR]*Resource{}})
+	old := r.snap.Swap(newSnapshot(0))
+	close(old.replaced)
 	var errs []error
 	for _, res := range old.all {
 		if res.close != nil {
@@ -196,7 +208,7 @@ func (r *Registry) Close() error {
 
 // publishLocked stores a new snapshot: old plus add, minus remove.
 func (r *Registry) publishLocked(old *Snapshot, add, remove *Resource) {
-	next := &Snapshot{byGVR: make(map[GVR]*Resource, len(old.byGVR)+1)}
+	next := newSnapshot(len(old.byGVR) + 1)
 	for k, v := range old.byGVR {
 		if v != remove {
 			next.byGVR[k] = v
@@ -218,6 +230,7 @@ func (r *Registry) publishLocked(old *Snapshot, add, remove *Resource) {
 		return strings.Compare(a.Type.Plural, b.Type.Plural)
 	})
 	r.snap.Store(next)
+	close(old.replaced)
 }
 
 // namespaceStore returns the Store of core/v1 namespaces, if served.
