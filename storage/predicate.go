@@ -31,16 +31,28 @@ type objectMeta struct {
 }
 
 // DefaultAttrs returns the labels and the metadata.name and
-// metadata.namespace fields of an encoded object.
+// metadata.namespace fields of an encoded object. Objects in api.Object's
+// canonical encoding (apiVersion, kind, then metadata) have only their
+// metadata decoded; the rest, usually most of the bytes, is not even
+// scanned. Anything else is decoded whole.
 func DefaultAttrs(data []byte) (Attrs, error) {
 	var m objectMeta
+	if span := metadataSpan(data); span != nil {
+		if err := json.Unmarshal(span, &m.Metadata); err == nil {
+			return attrsOf(&m), nil
+		}
+	}
 	if err := json.Unmarshal(data, &m); err != nil {
 		return Attrs{}, fmt.Errorf("storage: decode object metadata: %w", err)
 	}
+	return attrsOf(&m), nil
+}
+
+func attrsOf(m *objectMeta) Attrs {
 	return Attrs{
 		Labels: m.Metadata.Labels,
 		Fields: fields.Set{"metadata.name": m.Metadata.Name, "metadata.namespace": m.Metadata.Namespace},
-	}, nil
+	}
 }
 
 // Predicate selects objects by label and field selectors.

@@ -267,3 +267,33 @@ func skipValue(data []byte, i int) int {
 		return i
 	}
 }
+
+// metadataSpan returns the bytes of the metadata object of data in
+// api.Object's canonical encoding, or nil when data is not in that form.
+// It scans the metadata only, not what follows it.
+func metadataSpan(data []byte) []byte {
+	start := metadataBodyOffset(data)
+	if start == 0 {
+		return nil
+	}
+	start-- // include the opening brace
+	depth := 0
+	for i := start; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			end, ok := skipString(data, i)
+			if !ok {
+				return nil
+			}
+			i = end - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return data[start : i+1]
+			}
+		}
+	}
+	return nil
+}
