@@ -31,22 +31,31 @@ func (m *meta) hasFinalizer(f string) bool {
 	return false
 }
 
-// decodeMeta reads the metadata of a stored object.
+// storedMeta is the part of an object's metadata the controllers use.
+type storedMeta struct {
+	Namespace         string               `json:"namespace"`
+	Name              string               `json:"name"`
+	UID               string               `json:"uid"`
+	DeletionTimestamp json.RawMessage      `json:"deletionTimestamp"`
+	Finalizers        []string             `json:"finalizers"`
+	OwnerReferences   []api.OwnerReference `json:"ownerReferences"`
+}
+
+// decodeMeta reads the metadata of a stored object. Only the metadata's
+// bytes are decoded, so informers over every type (the collector's) do
+// not parse whole objects; what cannot be read that way is decoded whole,
+// which also reports its error.
 func decodeMeta(data []byte) (*meta, error) {
-	var w struct {
-		Metadata struct {
-			Namespace         string               `json:"namespace"`
-			Name              string               `json:"name"`
-			UID               string               `json:"uid"`
-			DeletionTimestamp json.RawMessage      `json:"deletionTimestamp"`
-			Finalizers        []string             `json:"finalizers"`
-			OwnerReferences   []api.OwnerReference `json:"ownerReferences"`
-		} `json:"metadata"`
+	var m storedMeta
+	if span := storage.MetadataJSON(data); span == nil || json.Unmarshal(span, &m) != nil {
+		var w struct {
+			Metadata storedMeta `json:"metadata"`
+		}
+		if err := json.Unmarshal(data, &w); err != nil {
+			return nil, err
+		}
+		m = w.Metadata
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
-		return nil, err
-	}
-	m := w.Metadata
 	dt := string(m.DeletionTimestamp)
 	return &meta{
 		Namespace: m.Namespace, Name: m.Name, UID: m.UID,

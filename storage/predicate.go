@@ -31,13 +31,12 @@ type objectMeta struct {
 }
 
 // DefaultAttrs returns the labels and the metadata.name and
-// metadata.namespace fields of an encoded object. Objects in api.Object's
-// canonical encoding (apiVersion, kind, then metadata) have only their
-// metadata decoded; the rest, usually most of the bytes, is not even
-// scanned. Anything else is decoded whole.
+// metadata.namespace fields of an encoded object. Only its metadata is
+// decoded (see MetadataJSON); what cannot be read that way is decoded
+// whole, which also reports its errors.
 func DefaultAttrs(data []byte) (Attrs, error) {
 	var m objectMeta
-	if span := metadataSpan(data); span != nil {
+	if span := MetadataJSON(data); span != nil {
 		if err := json.Unmarshal(span, &m.Metadata); err == nil {
 			return attrsOf(&m), nil
 		}

@@ -268,32 +268,92 @@ func skipValue(data []byte, i int) int {
 	}
 }
 
-// metadataSpan returns the bytes of the metadata object of data in
-// api.Object's canonical encoding, or nil when data is not in that form.
-// It scans the metadata only, not what follows it.
-func metadataSpan(data []byte) []byte {
-	start := metadataBodyOffset(data)
-	if start == 0 {
+// MetadataJSON returns the bytes of data's top-level "metadata" value
+// without decoding anything else, so callers that need only metadata
+// (selector attributes, controllers' informers) can decode just that: the
+// rest of an object, usually most of its bytes, is skipped, not parsed.
+// For objects in api.Object's canonical encoding it stops right after the
+// metadata. It returns nil when data is not a JSON object with metadata
+// (callers then decode data whole and report its errors).
+func MetadataJSON(data []byte) []byte {
+	if at := metadataBodyOffset(data); at > 0 {
+		if end, ok := scanValue(data, at-1); ok {
+			return data[at-1 : end]
+		}
 		return nil
 	}
-	start-- // include the opening brace
-	depth := 0
-	for i := start; i < len(data); i++ {
-		switch data[i] {
-		case '"':
-			end, ok := skipString(data, i)
-			if !ok {
-				return nil
-			}
-			i = end - 1
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return data[start : i+1]
+	// Any key order: walk the top-level members, skipping values.
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return nil
+	}
+	i++
+	for {
+		i = skipSpace(data, i)
+		if i >= len(data) || data[i] != '"' {
+			return nil
+		}
+		keyEnd, ok := skipString(data, i)
+		if !ok {
+			return nil
+		}
+		key := data[i+1 : keyEnd-1]
+		i = skipSpace(data, keyEnd)
+		if i >= len(data) || data[i] != ':' {
+			return nil
+		}
+		i = skipSpace(data, i+1)
+		end, ok := scanValue(data, i)
+		if !ok {
+			return nil
+		}
+		if string(key) == "metadata" {
+			return data[i:end]
+		}
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] != ',' {
+			return nil
+		}
+		i++
+	}
+}
+
+// scanValue returns the offset just after the JSON value starting at
+// data[i]. Unlike skipValue it may be given invalid JSON: it checks the
+// structure it needs (brackets, strings) and reports failure instead of
+// running off the end.
+func scanValue(data []byte, i int) (int, bool) {
+	if i >= len(data) {
+		return 0, false
+	}
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(data); i++ {
+			switch data[i] {
+			case '"':
+				end, ok := skipString(data, i)
+				if !ok {
+					return 0, false
+				}
+				i = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, true
+				}
 			}
 		}
+		return 0, false
+	default: // number, true, false, null
+		j := i
+		for j < len(data) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(data[j])) {
+			j++
+		}
+		return j, j > i
 	}
-	return nil
 }

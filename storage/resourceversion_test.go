@@ -222,3 +222,36 @@ func BenchmarkDefaultAttrs(b *testing.B) {
 		}
 	})
 }
+
+func TestMetadataJSON(t *testing.T) {
+	cases := []struct {
+		name, in, want string
+	}{
+		{"canonical", `{"apiVersion":"v1","kind":"K","metadata":{"name":"a","labels":{"x":"}"}},"data":{"k":"v"}}`, `{"name":"a","labels":{"x":"}"}}`},
+		{"sorted keys", `{"apiVersion":"v1","data":{"m":"{\"metadata\":1}"},"kind":"K","metadata":{"name":"b"}}`, `{"name":"b"}`},
+		{"spaces", "{ \"spec\" : [1, {\"a\": true}] ,\n \"metadata\" : {\"name\":\"c\"} }", `{"name":"c"}`},
+		{"no metadata", `{"apiVersion":"v1","kind":"K"}`, ``},
+		{"not an object", `[1,2]`, ``},
+		{"truncated", `{"apiVersion":"v1","data":{"k":`, ``},
+		{"unterminated string", `{"apiVersion":"v1`, ``},
+		{"empty", ``, ``},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(MetadataJSON([]byte(tc.in))); got != tc.want {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzMetadataJSON(f *testing.F) {
+	f.Add([]byte(`{"apiVersion":"v1","kind":"K","metadata":{"name":"a"}}`))
+	f.Add([]byte(`{"metadata":{"name":"a"},"x":[1,2,{"y":"]"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		span := MetadataJSON(data) // must not panic
+		if span != nil && json.Valid(data) && !json.Valid(span) {
+			t.Fatalf("span %q of valid %q is not valid JSON", span, data)
+		}
+	})
+}
