@@ -27,6 +27,16 @@ func (c *Controller) finalize(ctx context.Context, store *registry.Store, s stor
 			return false, err
 		}
 	}
+	// Objects stay served until they are gone, but no new ones come.
+	if len(c.served[name]) > 0 {
+		types := Types(s.crd, s.crd.Status.AcceptedNames)
+		for i := range types {
+			types[i].CreatesRefused = true
+		}
+		if err := c.register(name, types); err != nil {
+			return false, err
+		}
+	}
 	var objects *registry.Store
 	snap := c.reg.Snapshot()
 	for _, g := range c.served[name] {

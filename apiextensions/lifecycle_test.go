@@ -317,6 +317,14 @@ func TestCRDDeleteWaitsForFinalizersAcrossRestart(t *testing.T) {
 		}
 		return nil
 	})
+	// Existing objects stay readable; new ones are refused, as kube does.
+	if c, b := do(t, "GET", widgets+"/held", nil); c != 200 {
+		t.Fatalf("get held widget while terminating = %d: %s", c, b)
+	}
+	c, b := do(t, "POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"late"}}`)
+	if c != 405 || !strings.Contains(string(b), "create not allowed while custom resource definition is terminating") {
+		t.Fatalf("create while terminating = %d: %s", c, b)
+	}
 	stop()
 
 	srv, _ = start(t, dir)

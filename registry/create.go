@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"net/http"
 
 	"github.com/google/uuid"
 	"github.com/miniapi/miniapi/api"
@@ -25,6 +26,14 @@ const generateNameAttempts = 8
 // Create stores a new object in namespace ns (ignored for cluster-scoped
 // types) and returns it as stored.
 func (s *Store) Create(ctx context.Context, ns string, obj *api.Object, opts CreateOptions) (*storage.Object, error) {
+	if s.t.CreatesRefused {
+		gr := s.t.GroupResource()
+		return nil, &api.StatusError{ErrStatus: api.Status{
+			Status: api.StatusFailure, Code: http.StatusMethodNotAllowed, Reason: api.ReasonMethodNotAllowed,
+			Message: "create not allowed while custom resource definition is terminating",
+			Details: &api.StatusDetails{Group: gr.Group, Kind: gr.Resource},
+		}}
+	}
 	ns = s.namespaceOf(ns)
 	if err := s.checkTypeMeta(obj); err != nil {
 		return nil, err

@@ -51,6 +51,10 @@ type Type struct {
 	// Scale, when set, gives the type a /scale subresource reading and
 	// writing replicas at these paths, as a CRD's subresources.scale.
 	Scale *ScaleSubresource
+	// CreatesRefused makes creates answer 405 while the type is being
+	// taken down: a CRD being deleted serves its objects until they are
+	// gone, but accepts no new ones, as kube-apiserver.
+	CreatesRefused bool
 	// Strategy customises defaulting, validation and subresources; it may
 	// implement any of the capability interfaces in strategy.go. nil is a
 	// strategy with no extra behaviour.
