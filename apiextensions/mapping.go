@@ -2,10 +2,13 @@ package apiextensions
 
 import (
 	"bytes"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/schema"
+	"k8s.io/apimachinery/pkg/version"
 )
 
 // Types returns the registry types that serve crd: one per served
@@ -42,6 +45,13 @@ func versionType(crd *CRD, names Names, v *Version, storageVersion string) regis
 	}
 	if hasSchema(v) {
 		t.Schema = v.Schema.OpenAPIV3Schema
+	}
+	if v.Deprecated {
+		if v.DeprecationWarning != nil {
+			t.DeprecationWarning = *v.DeprecationWarning
+		} else {
+			t.DeprecationWarning = defaultDeprecationWarning(&crd.Spec, v.Name)
+		}
 	}
 	for _, f := range v.SelectableFields {
 		t.SelectableFields = append(t.SelectableFields, strings.TrimPrefix(f.JSONPath, "."))
@@ -105,4 +115,24 @@ func withSchemaStrategy(t registry.Type) (registry.Type, error) {
 	}
 	t.Strategy = registry.SchemaStrategy(s, status)
 	return t, nil
+}
+
+// defaultDeprecationWarning is kube-apiserver's warning for a deprecated
+// version without a deprecationWarning: "<group>/<version> <Kind> is
+// deprecated", followed by "; use <group>/<newer> <Kind>" naming the
+// highest served, undeprecated version that sorts after it (kube's
+// version order: v2 > v1 > v1beta1).
+func defaultDeprecationWarning(spec *Spec, deprecated string) string {
+	msg := fmt.Sprintf("%s/%s %s is deprecated", spec.Group, deprecated, spec.Names.Kind)
+	var newer []string
+	for _, v := range spec.Versions {
+		if v.Served && !v.Deprecated && version.CompareKubeAwareVersionStrings(deprecated, v.Name) < 0 {
+			newer = append(newer, v.Name)
+		}
+	}
+	if len(newer) == 0 {
+		return msg
+	}
+	best := slices.MaxFunc(newer, version.CompareKubeAwareVersionStrings)
+	return msg + fmt.Sprintf("; use %s/%s %s", spec.Group, best, spec.Names.Kind)
 }

@@ -55,6 +55,10 @@ type Type struct {
 	// taken down: a CRD being deleted serves its objects until they are
 	// gone, but accepts no new ones, as kube-apiserver.
 	CreatesRefused bool
+	// DeprecationWarning, when set, is sent as a Warning header with every
+	// request for this type, as kube-apiserver does for a CRD version
+	// marked deprecated.
+	DeprecationWarning string
 	// Strategy customises defaulting, validation and subresources; it may
 	// implement any of the capability interfaces in strategy.go. nil is a
 	// strategy with no extra behaviour.

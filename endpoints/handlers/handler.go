@@ -92,6 +92,9 @@ func (h *Handler) ServeResource(w http.ResponseWriter, r *http.Request, info Req
 		return
 	}
 	w, r = withWarnings(w, r)
+	if t.DeprecationWarning != "" {
+		api.AddWarning(r.Context(), t.DeprecationWarning)
+	}
 	r = withResourceType(r, t)
 	watch := info.Watch || (info.Name == "" && r.Method == http.MethodGet && isWatch(r))
 	if !watch {
