@@ -99,8 +99,17 @@ func TestWithCRDObjects(t *testing.T) {
 func TestWithCRDsFromDirectory(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "widgets.yaml"), []byte("# the Widget CRD\n---\n"+widgetCRD), 0o644); err != nil {
-		t.Fatal(err)
+	// Beside the CRD, what a kustomize config/crd directory holds: envtest
+	// skips what is not a CRD, and so does WithCRDs.
+	files := map[string]string{
+		"widgets.yaml":        "# the Widget CRD\n---\n" + widgetCRD + "---\napiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n",
+		"kustomization.yaml":  "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- widgets.yaml\n",
+		"kustomizeconfig.yml": "nameReference:\n- kind: Service\n  version: v1\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	env := miniapitest.Start(t, miniapitest.WithCRDs(dir))
 	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)

@@ -57,8 +57,12 @@ type options struct {
 }
 
 // WithCRDs installs the CustomResourceDefinitions in the YAML or JSON
-// files at paths (a directory contributes its .yaml, .yml and .json
-// files; multi-document YAML is fine) before Start returns.
+// files at paths before Start returns. Paths are read as envtest reads
+// CRDInstallOptions.Paths: a directory contributes its .yaml, .yml and
+// .json files (not subdirectories); multi-document YAML is fine; documents
+// that are not CRDs, such as a kustomization.yaml or a Namespace, are
+// skipped; of several CRDs with one name the last wins. Unlike envtest's
+// default, a missing path is an error.
 func WithCRDs(paths ...string) Option {
 	return func(o *options) { o.crdPaths = append(o.crdPaths, paths...) }
 }
@@ -170,16 +174,9 @@ func (e *Env) createNamespaces(ctx context.Context, names []string) error {
 
 // crds reads and decodes every CRD the options name, paths first.
 func (o *options) crds() ([]*api.Object, error) {
-	var out []*api.Object
-	for _, p := range o.crdPaths {
-		r, err := server.ReadResources(p)
-		if err != nil {
-			return nil, err
-		}
-		if len(r.Types) > 0 {
-			return nil, fmt.Errorf("%s: resources-file documents are not CRDs; use WithResourcesFile", p)
-		}
-		out = append(out, r.CRDs...)
+	out, err := readCRDPaths(o.crdPaths)
+	if err != nil {
+		return nil, err
 	}
 	for i, v := range o.crdObjects {
 		var data []byte

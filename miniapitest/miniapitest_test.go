@@ -92,7 +92,7 @@ func TestParallel(t *testing.T) {
 
 func TestBadCRDFileFailsFast(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bad.yaml")
-	if err := os.WriteFile(path, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\nmetadata: {name: xs.example.com}\nspec: {group: example.com, names: {plural: xs, kind: X}}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ft := &fatalRecorder{TB: t}
@@ -100,8 +100,8 @@ func TestBadCRDFileFailsFast(t *testing.T) {
 		defer func() { _ = recover() }()
 		miniapitest.Start(ft, miniapitest.WithCRDs(path))
 	}()
-	if !strings.Contains(ft.msg, "not a CustomResourceDefinition") {
-		t.Errorf("Start with a ConfigMap as CRD failed with %q, want it to say the document is not a CustomResourceDefinition", ft.msg)
+	if !strings.Contains(ft.msg, "only apiextensions.k8s.io/v1 is served") {
+		t.Errorf("Start with a v1beta1 CRD failed with %q, want it to say only apiextensions.k8s.io/v1 is served", ft.msg)
 	}
 }
 
