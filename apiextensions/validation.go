@@ -78,7 +78,7 @@ func validateSpec(spec *Spec, p *field.Path) field.ErrorList {
 	if len(spec.Versions) > 0 {
 		v := &spec.Versions[0]
 		if sh.schema {
-			errs = append(errs, compileSchemaErrors(v.Schema.OpenAPIV3Schema, p.Child("validation", "openAPIV3Schema"))...)
+			errs = append(errs, compileSchemaErrors(v.Schema.OpenAPIV3Schema, p.Child("validation", "openAPIV3Schema"), anyStatus(spec.Versions))...)
 		}
 		if sh.subresources {
 			errs = append(errs, validateSubresources(v.Subresources, p.Child("subresources"))...)
@@ -323,7 +323,18 @@ func validateSchema(v *Version, p *field.Path) field.ErrorList {
 	if err := json.Unmarshal(v.Schema.OpenAPIV3Schema, &root); err != nil {
 		return field.ErrorList{field.Invalid(sp, "", "must be a JSON object")}
 	}
-	return compileSchemaErrors(v.Schema.OpenAPIV3Schema, sp)
+	return compileSchemaErrors(v.Schema.OpenAPIV3Schema, sp, v.Subresources != nil && v.Subresources.Status != nil)
+}
+
+// anyStatus reports whether any version enables the status subresource:
+// kube-apiserver restricts a schema shared by all versions if so.
+func anyStatus(vs []Version) bool {
+	for _, v := range vs {
+		if v.Subresources != nil && v.Subresources.Status != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func validateScale(s *Scale, p *field.Path) field.ErrorList {

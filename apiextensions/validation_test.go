@@ -76,6 +76,26 @@ func TestInvalidCRDs(t *testing.T) {
 		{"scale path outside spec", mutate(func(_, _ map[string]any, vs []any) {
 			version(vs, 0)["subresources"] = map[string]any{"scale": map[string]any{"specReplicasPath": ".status.replicas", "statusReplicasPath": ".status.replicas"}}
 		}, "v1"), []string{`spec.subresources.scale.specReplicasPath: Invalid value: ".status.replicas": should be a json path under .spec`}},
+		{"status root keyword", mutate(func(_, _ map[string]any, vs []any) {
+			version(vs, 0)["schema"] = map[string]any{"openAPIV3Schema": json.RawMessage(`{"type":"object","minProperties":1,"properties":{"spec":{"type":"object"}}}`)}
+		}, "v1"), []string{`spec.validation.openAPIV3Schema: Invalid value: {"ID":"","Schema":"","Ref":null,"Description":"","Type":"object",`,
+			`: only [Description Type Format Title Maximum ExclusiveMaximum Minimum ExclusiveMinimum MaxLength MinLength Pattern MaxItems MinItems UniqueItems MultipleOf Required Items Properties ExternalDocs Example XPreserveUnknownFields XValidations] fields are allowed at the root of the schema if the status subresource is enabled`}},
+		{"status root keyword, shared schema", mutate(func(_, _ map[string]any, vs []any) {
+			for i := range vs {
+				version(vs, i)["schema"] = map[string]any{"openAPIV3Schema": json.RawMessage(`{"type":"object","x-kubernetes-embedded-resource":true,"x-kubernetes-preserve-unknown-fields":true}`)}
+			}
+			delete(version(vs, 0), "subresources")
+		}, "v1", "v2"), []string{`spec.validation.openAPIV3Schema: Invalid value: {"ID":""`,
+			`: only [Description Type Format Title Maximum ExclusiveMaximum Minimum ExclusiveMinimum MaxLength MinLength Pattern MaxItems MinItems UniqueItems MultipleOf Required Items Properties ExternalDocs Example XPreserveUnknownFields XValidations] fields are allowed at the root of the schema if the status subresource is enabled`}},
+		{"status root type", mutate(func(_, _ map[string]any, vs []any) {
+			version(vs, 1)["schema"] = map[string]any{"openAPIV3Schema": json.RawMessage(`{"type":"string"}`)}
+		}, "v1", "v2"), []string{`spec.versions[1].schema.openAPIV3Schema.type: Invalid value: "string": only "object" is allowed as the type at the root of the schema if the status subresource is enabled`}},
+		{"rule inside anyOf", mutate(func(_, _ map[string]any, vs []any) {
+			version(vs, 0)["schema"] = map[string]any{"openAPIV3Schema": json.RawMessage(`{"type":"object","properties":{"spec":{"type":"object","properties":{"a":{"type":"integer"}},"anyOf":[{"x-kubernetes-validations":[{"rule":"self.a > 0"}]}]}}}`)}
+		}, "v1"), []string{`spec.validation.openAPIV3Schema.properties[spec].anyOf[0].x-kubernetes-validations: Forbidden: must be empty to be structural`}},
+		{"oldSelf in list items", mutate(func(_, _ map[string]any, vs []any) {
+			version(vs, 0)["schema"] = map[string]any{"openAPIV3Schema": json.RawMessage(`{"type":"object","properties":{"spec":{"type":"array","maxItems":5,"items":{"type":"string","maxLength":5,"x-kubernetes-validations":[{"rule":"self == oldSelf"}]}}}}`)}
+		}, "v1"), []string{`spec.validation.openAPIV3Schema.properties[spec].items.x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable portion of the schema within spec.validation.openAPIV3Schema.properties[spec]`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

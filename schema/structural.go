@@ -62,7 +62,7 @@ func (s *Schema) ValidateStructural(base *field.Path) field.ErrorList {
 	}
 	c := &celCheck{}
 	one := uint64(1)
-	c.walk(ss, base, true, nil, &one)
+	c.walk(ss, base, true, nil, &one, nil)
 	errs = append(errs, c.errs...)
 	if c.total > StaticEstimatedCRDCostLimit {
 		for _, e := range c.expensive {
@@ -173,8 +173,11 @@ type ruleCost struct {
 
 // walk checks node s at pth. declType is the CEL type of s when a rule
 // above s gave it one (nil otherwise); cardinality is how many times s
-// can occur in one object, nil when unbounded.
-func (c *celCheck) walk(s *structuralschema.Structural, pth *field.Path, root bool, declType *apiservercel.DeclType, cardinality *uint64) {
+// can occur in one object, nil when unbounded. uncorrelatable is the
+// highest ancestor whose old and new values cannot be paired up (a list
+// that is not x-kubernetes-list-type map), nil when none: rules below it
+// may not use oldSelf.
+func (c *celCheck) walk(s *structuralschema.Structural, pth *field.Path, root bool, declType *apiservercel.DeclType, cardinality *uint64, uncorrelatable *field.Path) {
 	if s == nil {
 		return
 	}
@@ -182,7 +185,11 @@ func (c *celCheck) walk(s *structuralschema.Structural, pth *field.Path, root bo
 		declType = model.SchemaDeclType(s, root || s.XEmbeddedResource)
 	}
 	if len(s.XValidations) > 0 {
-		c.compile(s, pth, declType, cardinality)
+		c.compile(s, pth, declType, cardinality, uncorrelatable)
+	}
+	propsUncorrelatable := uncorrelatable
+	if propsUncorrelatable == nil && !cel.MapIsCorrelatable(s.XMapType) {
+		propsUncorrelatable = pth
 	}
 	for _, k := range sortedKeys(s.Properties) {
 		prop := s.Properties[k]
@@ -194,22 +201,28 @@ func (c *celCheck) walk(s *structuralschema.Structural, pth *field.Path, root bo
 				}
 			}
 		}
-		c.walk(&prop, pth.Child("properties").Key(k), false, child, childCardinality(s, cardinality))
+		c.walk(&prop, pth.Child("properties").Key(k), false, child, childCardinality(s, cardinality), propsUncorrelatable)
 	}
 	var elem *apiservercel.DeclType
 	if declType != nil {
 		elem = declType.ElemType
 	}
 	if s.Items != nil {
-		c.walk(s.Items, pth.Child("items"), false, elem, childCardinality(s, cardinality))
+		// Only map lists pair old and new items (by key); kube does not
+		// correlate set or atomic list items for rules.
+		itemsUncorrelatable := uncorrelatable
+		if itemsUncorrelatable == nil && (s.XListType == nil || *s.XListType != "map") {
+			itemsUncorrelatable = pth
+		}
+		c.walk(s.Items, pth.Child("items"), false, elem, childCardinality(s, cardinality), itemsUncorrelatable)
 	}
 	if s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil {
-		c.walk(s.AdditionalProperties.Structural, pth.Child("additionalProperties"), false, elem, childCardinality(s, cardinality))
+		c.walk(s.AdditionalProperties.Structural, pth.Child("additionalProperties"), false, elem, childCardinality(s, cardinality), uncorrelatable)
 	}
 }
 
 // compile compiles the rules of s and reports errors and costs.
-func (c *celCheck) compile(s *structuralschema.Structural, pth *field.Path, declType *apiservercel.DeclType, cardinality *uint64) {
+func (c *celCheck) compile(s *structuralschema.Structural, pth *field.Path, declType *apiservercel.DeclType, cardinality *uint64, uncorrelatable *field.Path) {
 	rules := pth.Child("x-kubernetes-validations")
 	if declType == nil {
 		c.errs = append(c.errs, field.InternalError(rules, fmt.Errorf("internal error: failed to retrieve type information for x-kubernetes-validations")))
@@ -247,6 +260,9 @@ func (c *celCheck) compile(s *structuralschema.Structural, pth *field.Path, decl
 				c.errs = append(c.errs, field.Forbidden(rule.Child("messageExpression"), costErrorMessage("estimated messageExpression cost", cr.MessageExpressionMaxCost, StaticEstimatedCostLimit)))
 			}
 			c.observe(rule.Child("messageExpression"), cr.MessageExpressionMaxCost)
+		}
+		if cr.UsesOldSelf && uncorrelatable != nil {
+			c.errs = append(c.errs, field.Invalid(rule.Child("rule"), s.XValidations[i].Rule, fmt.Sprintf("oldSelf cannot be used on the uncorrelatable portion of the schema within %v", uncorrelatable)))
 		}
 		if !cr.UsesOldSelf && s.XValidations[i].OptionalOldSelf != nil {
 			c.errs = append(c.errs, field.Invalid(rule.Child("optionalOldSelf"), *s.XValidations[i].OptionalOldSelf, "may not be set if oldSelf is not used in rule"))

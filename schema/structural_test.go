@@ -46,6 +46,22 @@ func TestValidateStructural(t *testing.T) {
 		{"messageExpression not a string", `{"type":"object","properties":{"spec":{"type":"object",
 			"x-kubernetes-validations":[{"rule":"self.a == 'x'","messageExpression":"1"}],"properties":{"a":{"type":"string"}}}}}`,
 			[]string{p + `.properties[spec].x-kubernetes-validations[0].messageExpression: Invalid value: {"rule":"self.a == 'x'","messageExpression":"1"}: messageExpression must evaluate to a string`}},
+		{"rule inside allOf", `{"type":"object","properties":{"spec":{"type":"object","properties":{"a":{"type":"integer"}},
+			"allOf":[{"x-kubernetes-validations":[{"rule":"self.a > 0"}]}]}}}`,
+			[]string{p + ".properties[spec].allOf[0].x-kubernetes-validations: Forbidden: must be empty to be structural"}},
+		{"rule inside not", `{"type":"object","properties":{"spec":{"type":"object","properties":{"a":{"type":"integer"}},
+			"not":{"x-kubernetes-validations":[{"rule":"self.a > 0"}]}}}}`,
+			[]string{p + ".properties[spec].not.x-kubernetes-validations: Forbidden: must be empty to be structural"}},
+		{"oldSelf in atomic list items", `{"type":"object","properties":{"spec":{"type":"object","properties":{"l":{"type":"array","maxItems":10,
+			"items":{"type":"object","properties":{"a":{"type":"string","maxLength":10}},"x-kubernetes-validations":[{"rule":"self.a == oldSelf.a"}]}}}}}}`,
+			[]string{p + `.properties[spec].properties[l].items.x-kubernetes-validations[0].rule: Invalid value: "self.a == oldSelf.a": oldSelf cannot be used on the uncorrelatable portion of the schema within ` + p + ".properties[spec].properties[l]"}},
+		{"oldSelf below a set, named at the highest list", `{"type":"object","properties":{"l":{"type":"array","x-kubernetes-list-type":"set","maxItems":10,
+			"items":{"type":"array","x-kubernetes-list-type":"atomic","maxItems":10,"items":{"type":"string","maxLength":10,"x-kubernetes-validations":[{"rule":"self == oldSelf"}]}}}}}`,
+			[]string{p + `.properties[l].items.items.x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable portion of the schema within ` + p + ".properties[l]"}},
+		{"oldSelf in map list items and maps", `{"type":"object","properties":{"l":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["k"],"maxItems":10,
+			"items":{"type":"object","required":["k"],"properties":{"k":{"type":"string","maxLength":10},"v":{"type":"object","maxProperties":10,
+				"additionalProperties":{"type":"string","maxLength":10,"x-kubernetes-validations":[{"rule":"self == oldSelf"}]}}},
+				"x-kubernetes-validations":[{"rule":"self.k == oldSelf.k"}]}}}}`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := Compile([]byte(tc.schema))
