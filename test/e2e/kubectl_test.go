@@ -210,8 +210,9 @@ func TestKubectlDiscovery(t *testing.T) {
 			t.Errorf("api-resources row %s = %v, want %v\n%s", name, rows[name], w, out)
 		}
 	}
-	if out := kubectl(t, srv, "api-resources", "--namespaced=false", "-o", "name"); strings.TrimSpace(out) != "namespaces" {
-		t.Errorf("cluster-scoped resources %q, want namespaces only", out)
+	// Cluster-scoped: namespaces and, as in kube-apiserver, the CRD type.
+	if out := kubectl(t, srv, "api-resources", "--namespaced=false", "-o", "name"); strings.Join(strings.Fields(out), " ") != "namespaces customresourcedefinitions.apiextensions.k8s.io" {
+		t.Errorf("cluster-scoped resources %q, want namespaces and customresourcedefinitions", out)
 	}
 }
 
