@@ -188,7 +188,8 @@ type fieldSchema struct {
 	// or an object schema that declares no fields at all).
 	open bool
 	// embedded marks an embedded resource (x-kubernetes-embedded-resource):
-	// apiVersion, kind and metadata are implicitly declared.
+	// apiVersion and kind are implicitly declared, and metadata is
+	// ObjectMeta.
 	embedded bool
 }
 
@@ -202,11 +203,19 @@ var skipped = &fieldSchema{open: true}
 // child returns the schema of the field key of an object with schema n,
 // or false when the field is unknown.
 func (n *fieldSchema) child(key []byte) (*fieldSchema, bool) {
+	if n.embedded {
+		// As at the root, kube-apiserver decodes an embedded resource's
+		// metadata as ObjectMeta whatever the schema declares for it, and
+		// reports (or drops) the fields ObjectMeta does not have.
+		switch string(key) {
+		case "apiVersion", "kind":
+			return anything, true
+		case "metadata":
+			return objectMetaSchema(), true
+		}
+	}
 	if c, ok := n.props[string(key)]; ok {
 		return c, true
-	}
-	if k := string(key); n.embedded && (k == "apiVersion" || k == "kind" || k == "metadata") {
-		return anything, true
 	}
 	if n.additional != nil {
 		return n.additional, true

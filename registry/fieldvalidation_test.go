@@ -60,7 +60,10 @@ func TestScanFields(t *testing.T) {
 		{"managedFields are free-form", `{"metadata":{"managedFields":[{"manager":"m","fieldsV1":{"f:data":{}}}]}}`, nil},
 		{"preserve-unknown-fields", `{"spec":{"extra":{"anything":{"deep":1},"known":{"a":"x","b":"y"}}}}`, []string{`unknown field "spec.extra.known.b"`}},
 		{"type object without fields is free-form", `{"spec":{"raw":{"x":{"y":1}}}}`, nil},
-		{"embedded resource", `{"spec":{"template":{"apiVersion":"v1","kind":"K","metadata":{"x":1},"spec":{"x":"a","y":"b"}}}}`, []string{`unknown field "spec.template.spec.y"`}},
+		{"embedded resource", `{"spec":{"template":{"apiVersion":"v1","kind":"K","metadata":{"name":"n","x":1},"spec":{"x":"a","y":"b"}}}}`,
+			[]string{`unknown field "spec.template.metadata.x"`, `unknown field "spec.template.spec.y"`}},
+		{"embedded resource metadata is ObjectMeta", `{"spec":{"template":{"metadata":{"labels":{"a":"b"},"ownerReferences":[{"uid":"u","x":1}]}}}}`,
+			[]string{`unknown field "spec.template.metadata.ownerReferences[0].x"`}},
 		{"recursive ref", `{"spec":{"self":{"self":{"color":"a","hue":"b"}}}}`, []string{`unknown field "spec.self.self.hue"`}},
 		{"allOf", `{"status":{"phase":"A","stage":"B"}}`, []string{`unknown field "status.stage"`}},
 		{"duplicates", `{"metadata":{"name":"a","name":"b"},"spec":{"labels":{"k":"1","k":"2"}},"spec":{}}`,
@@ -124,7 +127,7 @@ func TestRewrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := `{"apiVersion":"v1","metadata":{"name":"a"},"spec":{"color":"<b>","color":"red","big":12345678901234567890,"sizes":[{"value":1,"x":2}]},"spek":1}`
+	doc := `{"apiVersion":"v1","metadata":{"name":"a"},"spec":{"color":"<b>","color":"red","big":12345678901234567890,"sizes":[{"value":1,"x":2}],"template":{"metadata":{"name":"t","x":1}}},"spek":1}`
 	r, err := scanFields([]byte(doc), root, true)
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +136,7 @@ func TestRewrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"apiVersion":"v1","metadata":{"name":"a"},"spec":{"color":"red","sizes":[{"value":1}]}}`
+	want := `{"apiVersion":"v1","metadata":{"name":"a"},"spec":{"color":"red","sizes":[{"value":1}],"template":{"metadata":{"name":"t"}}}}`
 	if string(out) != want {
 		t.Errorf("rewrite\n got %s\nwant %s", out, want)
 	}
