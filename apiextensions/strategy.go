@@ -26,7 +26,8 @@ func CRDType() registry.Type {
 		PrinterColumns: []registry.PrinterColumn{
 			{Name: "Created At", Type: "date", JSONPath: ".metadata.creationTimestamp"},
 		},
-		Description: "CustomResourceDefinition represents a resource that should be exposed on the API server. Its name MUST be in the format <.spec.name>.<.spec.group>.",
+		Description: crdDescription,
+		Schema:      crdSchema(),
 		Strategy:    strategy{},
 	}
 }
