@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
+	"go.etcd.io/etcd/server/v3/storage/wal"
 	"go.uber.org/zap"
 )
 
@@ -111,6 +113,28 @@ var unusedPeerURL = url.URL{Scheme: "http", Host: "127.0.0.1:2380"}
 // between raft snapshots.
 const embeddedSnapshotCount = 1000
 
+// Write-ahead log retention. etcd cuts a new WAL segment only when the
+// current one passes wal.SegmentSizeBytes (64 MB), and purges only whole
+// segments older than the last snapshot, so a member's WAL grows to 64
+// MB before any of it can go; and every start decodes all of it twice
+// (once to find the snapshot, once to replay), whatever the snapshot
+// count. With small segments and few kept, what a start reads is bounded
+// by the entries since the last snapshot plus a segment or two: over 10,000
+// stored objects, a tenth of what it was, and no longer growing with the
+// number of writes. Segments still locked by the WAL (those after the last
+// snapshot) are never purged, whatever the count.
+const (
+	embeddedWALSegmentBytes = 1 << 20
+	embeddedMaxWALFiles     = 2
+)
+
+// setWALSegmentSize sets etcd's WAL segment size, a package variable of
+// go.etcd.io/etcd/server/v3/storage/wal, once per process, before the first
+// embedded member starts: every member this package starts begins after
+// it, so none reads the variable while it is written. It applies to every
+// etcd the process embeds.
+var setWALSegmentSize = sync.OnceFunc(func() { wal.SegmentSizeBytes = embeddedWALSegmentBytes })
+
 // StartEmbedded starts a single-member etcd on cfg.Dir and returns once it
 // serves (or ctx ends, or cfg.StartTimeout passes). The caller must Close
 // it.
@@ -159,6 +183,8 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	// them. A single member has no follower to catch up, so snapshots
 	// every 1,000 commits cost little and bound the replay.
 	ec.SnapshotCount = embeddedSnapshotCount
+	ec.MaxWalFiles = embeddedMaxWALFiles
+	setWALSegmentSize()
 
 	e, err := embed.StartEtcd(ec)
 	if err != nil {

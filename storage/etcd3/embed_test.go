@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/big"
@@ -19,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 func TestEmbeddedRestartKeepsData(t *testing.T) {
@@ -56,6 +59,75 @@ func TestEmbeddedRestartKeepsData(t *testing.T) {
 	if err != nil || again.Header.Revision != put.Header.Revision+1 {
 		t.Fatalf("first write after restart: %v at revision %d, want revision %d", err, again.Header.Revision, put.Header.Revision+1)
 	}
+}
+
+// TestEmbeddedWALStaysBounded writes more than a few WAL segments and
+// checks that a restart purges the segments before the last snapshot, so
+// the next start reads a bounded log, and that no data goes with them.
+func TestEmbeddedWALStaysBounded(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	const n, size = 3000, 2048 // ~6 MB of log: six segments
+	e, err := StartEmbedded(ctx, EmbeddedConfig{Dir: dir, UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := strings.Repeat("x", size)
+	for i := range n {
+		if _, err := e.Client.Put(ctx, fmt.Sprintf("/k/%05d", i), value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	walDir := filepath.Join(dir, "member", "wal")
+	written := walBytes(t, walDir)
+	if written < 5*embeddedWALSegmentBytes {
+		t.Fatalf("%d writes left %d bytes of WAL, want several segments", n, written)
+	}
+
+	e, err = StartEmbedded(ctx, EmbeddedConfig{Dir: dir, UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	// The purge runs in the background as the member starts.
+	deadline := time.Now().Add(10 * time.Second)
+	for walBytes(t, walDir) > written/2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("WAL still %d bytes after restart (was %d), want old segments purged", walBytes(t, walDir), written)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	got, err := e.Client.Get(ctx, "/k/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Count != n {
+		t.Fatalf("%d keys after restart, want %d", got.Count, n)
+	}
+}
+
+// walBytes is the size of the WAL segments in dir.
+func walBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, e := range entries {
+		if filepath.Ext(e.Name()) != ".wal" {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += fi.Size()
+	}
+	return total
 }
 
 func TestTwoEmbeddedMembersDoNotCollide(t *testing.T) {
