@@ -17,7 +17,8 @@ import (
 // nothing, anything else is decoded and re-encoded.
 func InjectResourceVersion(stored []byte, rev int64) ([]byte, error) {
 	if at := metadataBodyOffset(stored); at > 0 {
-		rv := strconv.AppendInt(nil, rev, 10)
+		var buf [20]byte // an int64 in decimal fits
+		rv := strconv.AppendInt(buf[:0], rev, 10)
 		out := make([]byte, 0, len(stored)+len(rv)+24)
 		out = append(out, stored[:at]...)
 		out = append(out, `"resourceVersion":"`...)

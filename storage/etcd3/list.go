@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -92,16 +93,19 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 			readRev = resp.Header.Revision
 		}
 		hasMore := resp.More
+		if !filtered {
+			list.Items = slices.Grow(list.Items, len(resp.Kvs))
+		}
 		for i, kv := range resp.Kvs {
 			if opts.Limit > 0 && int64(len(list.Items)) >= opts.Limit {
 				hasMore = true
 				break
 			}
-			lastKey = string(kv.Key)
 			obj, err := objectFromKV(kv)
 			if err != nil {
 				return nil, err
 			}
+			lastKey = obj.Key
 			resp.Kvs[i] = nil // let a long list's values go early
 			if filtered {
 				ok, err := opts.Predicate.MatchesData(obj.Data)
