@@ -12,12 +12,9 @@ func (q *request) get() {
 		q.fail(err)
 		return
 	}
-	rv := q.r.URL.Query().Get("resourceVersion")
-	if rv != "" {
-		if n, err := strconv.ParseInt(rv, 10, 64); err != nil || n < 0 {
-			q.fail(badResourceVersion(rv))
-			return
-		}
+	rv, ok := q.getResourceVersion()
+	if !ok {
+		return
 	}
 	obj, err := q.store.Get(q.r.Context(), q.info.Namespace, q.info.Name, rv)
 	if err != nil {
@@ -25,4 +22,17 @@ func (q *request) get() {
 		return
 	}
 	q.writeObject(out, http.StatusOK, obj)
+}
+
+// getResourceVersion reads ?resourceVersion= for a get: "", "0" or a
+// revision; anything else is answered 400 and reported false.
+func (q *request) getResourceVersion() (string, bool) {
+	rv := q.r.URL.Query().Get("resourceVersion")
+	if rv != "" {
+		if n, err := strconv.ParseInt(rv, 10, 64); err != nil || n < 0 {
+			q.fail(badResourceVersion(rv))
+			return "", false
+		}
+	}
+	return rv, true
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"strconv"
 	"sync"
 
 	"github.com/miniapi/miniapi/api"
@@ -45,12 +44,9 @@ func (q *request) getScale() {
 		q.fail(err)
 		return
 	}
-	rv := q.r.URL.Query().Get("resourceVersion")
-	if rv != "" {
-		if n, err := strconv.ParseInt(rv, 10, 64); err != nil || n < 0 {
-			q.fail(badResourceVersion(rv))
-			return
-		}
+	rv, ok := q.getResourceVersion()
+	if !ok {
+		return
 	}
 	sc, err := q.store.GetScale(q.r.Context(), q.info.Namespace, q.info.Name, rv)
 	if err != nil {
