@@ -96,32 +96,7 @@ func (s *Snapshot) Resources() []*Resource { return s.all }
 
 // Add starts serving t. Adding a type whose group, version and plural are
 // already served is an error.
-func (r *Registry) Add(t Type) error {
-	t, err := t.withDefaults()
-	if err != nil {
-		return err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return errors.New("registry: closed")
-	}
-	old := r.snap.Load()
-	gvr := t.GVR()
-	if _, ok := old.byGVR[gvr]; ok {
-		return fmt.Errorf("registry: %s is already registered", gvr)
-	}
-	keys := storage.ResourceKeys{Root: r.cfg.KeyRoot, Group: t.Group, Resource: t.Plural, Namespaced: t.Namespaced}
-	st, closeFn, err := r.cfg.Storage(&t, keys, AttrFunc(&t))
-	if err != nil {
-		return fmt.Errorf("registry: storage for %s: %w", gvr, err)
-	}
-	res := &Resource{Type: t, close: closeFn}
-	res.Store = newStore(&res.Type, keys, st, r)
-	r.publishLocked(old, res, nil)
-	r.cfg.Logger.Debug("registry: type added", "resource", gvr.String())
-	return nil
-}
+func (r *Registry) Add(t Type) error { return r.put(t, false) }
 
 // Replace serves t in place of the type registered at the same group,
 // version and plural, or adds it when there is none. When the storage
@@ -130,7 +105,11 @@ func (r *Registry) Add(t Type) error {
 // storage, so its cache stays warm; otherwise the new storage is built
 // before the switch and the old one released after it. Requests already
 // in flight finish on the type they started with.
-func (r *Registry) Replace(t Type) error {
+func (r *Registry) Replace(t Type) error { return r.put(t, true) }
+
+// put publishes t, replacing a type at the same group, version and plural
+// only when replace is true.
+func (r *Registry) put(t Type, replace bool) error {
 	t, err := t.withDefaults()
 	if err != nil {
 		return err
@@ -143,6 +122,9 @@ func (r *Registry) Replace(t Type) error {
 	old := r.snap.Load()
 	gvr := t.GVR()
 	prev := old.byGVR[gvr]
+	if prev != nil && !replace {
+		return fmt.Errorf("registry: %s is already registered", gvr)
+	}
 	keys := storage.ResourceKeys{Root: r.cfg.KeyRoot, Group: t.Group, Resource: t.Plural, Namespaced: t.Namespaced}
 	res := &Resource{Type: t}
 	var st storage.Interface
@@ -156,7 +138,7 @@ func (r *Registry) Replace(t Type) error {
 	}
 	res.Store = newStore(&res.Type, keys, st, r)
 	r.publishLocked(old, res, prev)
-	r.cfg.Logger.Debug("registry: type replaced", "resource", gvr.String())
+	r.cfg.Logger.Debug("registry: type served", "resource", gvr.String(), "replaced", prev != nil)
 	if prev != nil && prev.close != nil && st != prev.Store.storage {
 		return prev.close()
 	}

@@ -65,7 +65,13 @@ func (q *request) checkFields(obj *api.Object, body []byte, directive string) (*
 // readBody negotiates the answer, reads the write options (patchType is
 // the media type of a patch, "" otherwise) and reads the raw body.
 func (q *request) readBody(optionsKind, patchType string) (out output, p writeParams, body []byte, ok bool) {
-	out, err := negotiateOutput(q.r)
+	return q.readBodyAs(negotiateOutput, optionsKind, patchType)
+}
+
+// readBodyAs is readBody with the answer negotiated by negotiate (a
+// subresource such as /scale has its own forms).
+func (q *request) readBodyAs(negotiate func(*http.Request) (output, error), optionsKind, patchType string) (out output, p writeParams, body []byte, ok bool) {
+	out, err := negotiate(q.r)
 	if err == nil {
 		p, err = parseWriteParams(q.r.Context(), q.r.URL.Query(), optionsKind, patchType)
 	}

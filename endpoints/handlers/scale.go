@@ -57,7 +57,7 @@ func (q *request) getScale() {
 }
 
 func (q *request) updateScale() {
-	out, p, body, ok := q.readScaleBody("UpdateOptions", "")
+	out, p, body, ok := q.readBodyAs(negotiateScale, "UpdateOptions", "")
 	if !ok {
 		return
 	}
@@ -87,7 +87,7 @@ func (q *request) patchScale() {
 		q.fail(api.NewUnsupportedMediaType(ct, []string{registry.PatchJSON, registry.PatchMerge, registry.PatchStrategicMerge}))
 		return
 	}
-	out, p, body, ok := q.readScaleBody("PatchOptions", mt)
+	out, p, body, ok := q.readBodyAs(negotiateScale, "PatchOptions", mt)
 	if !ok {
 		return
 	}
@@ -98,22 +98,6 @@ func (q *request) patchScale() {
 		return
 	}
 	q.writeScale(out, sc)
-}
-
-// readScaleBody is readBody with the Scale's own negotiation.
-func (q *request) readScaleBody(optionsKind, patchType string) (out output, p writeParams, body []byte, ok bool) {
-	out, err := negotiateScale(q.r)
-	if err == nil {
-		p, err = parseWriteParams(q.r.Context(), q.r.URL.Query(), optionsKind, patchType)
-	}
-	if err == nil {
-		body, err = readBody(q.r, q.h.maxBody)
-	}
-	if err != nil {
-		q.fail(err)
-		return out, p, nil, false
-	}
-	return out, p, body, true
 }
 
 // negotiateScale picks the format of a Scale: JSON, YAML or protobuf.
