@@ -261,3 +261,6 @@ func IsNotFound(err error) bool { return ReasonForError(err) == ReasonNotFound }
 
 // IsConflict reports whether err is a Conflict StatusError.
 func IsConflict(err error) bool { return ReasonForError(err) == ReasonConflict }
+
+// IsAlreadyExists reports whether err is an AlreadyExists StatusError.
+func IsAlreadyExists(err error) bool { return ReasonForError(err) == ReasonAlreadyExists }

@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -151,18 +152,24 @@ func TestWriteOptionValidation(t *testing.T) {
 	}
 	f.status(f.do("POST", cms+"?fieldManager=a%07b", cm), 422, "Invalid")
 
-	r := f.do("POST", cms+"?fieldManager=kubectl-create", cm)
+	r := f.do("POST", cms+"?fieldManager=kubectl-create", `{"metadata":{"name":"a"},"data":{"k":"v"}}`)
 	if r.code != 201 {
 		t.Fatalf("POST = %d: %s", r.code, r.body)
 	}
-	if got, want := warnings(t, r), []string{`fieldManager "kubectl-create" is accepted but not recorded: miniapi does not track managedFields`}; !slices.Equal(got, want) {
-		t.Errorf("warnings %q, want %q", got, want)
+	if got := warnings(t, r); len(got) != 0 {
+		t.Errorf("warnings %q, want none", got)
+	}
+	if !bytes.Contains(r.body, []byte(`"manager":"kubectl-create"`)) && !bytes.Contains(r.body, []byte(`"manager": "kubectl-create"`)) {
+		t.Errorf("managedFields do not name kubectl-create: %s", r.body)
 	}
 	st = f.status(f.do("PATCH", cms+"/a?force=true", `{}`, "Content-Type", "application/merge-patch+json"), 422, "Invalid")
 	if want := `PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch`; st["message"] != want {
 		t.Errorf("message\n got %v\nwant %s", st["message"], want)
 	}
-	f.status(f.do("PATCH", cms+"/a", `{}`, "Content-Type", "application/apply-patch+yaml"), 415, "UnsupportedMediaType")
+	st = f.status(f.do("PATCH", cms+"/a", `{}`, "Content-Type", "application/apply-patch+yaml"), 422, "Invalid")
+	if want := `PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch`; st["message"] != want {
+		t.Errorf("message\n got %v\nwant %s", st["message"], want)
+	}
 }
 
 func TestIgnoredParamsWarn(t *testing.T) {

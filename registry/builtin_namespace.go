@@ -73,22 +73,10 @@ type namespaceStrategy struct{}
 // HasStatus reports that namespaces have a /status subresource.
 func (namespaceStrategy) HasStatus() bool { return true }
 
-// Default puts the "kubernetes" finalizer in spec.finalizers when it is
-// missing (kube-apiserver requires it on every new namespace; the
-// namespace controller removes it when it has emptied the namespace) and
-// sets status.phase to Active when it is unset. Parts that are not JSON
-// objects are left for Normalize to refuse.
+// Default sets status.phase to Active when it is unset, as Kubernetes'
+// v1 defaults do. A status that is not a JSON object is left for
+// Normalize to refuse.
 func (namespaceStrategy) Default(obj *api.Object) {
-	spec, ok := objectField(obj, "spec")
-	if ok {
-		var fins []string
-		if raw, present := spec["finalizers"]; !present || json.Unmarshal(raw, &fins) == nil {
-			if !slices.Contains(fins, finalizerKubernetes) {
-				spec["finalizers"], _ = json.Marshal(append(fins, finalizerKubernetes))
-				_ = setField(obj, "spec", spec, false)
-			}
-		}
-	}
 	status, ok := objectField(obj, "status")
 	if ok {
 		var phase string
@@ -97,6 +85,25 @@ func (namespaceStrategy) Default(obj *api.Object) {
 				status["phase"], _ = json.Marshal(namespaceActive)
 				_ = setField(obj, "status", status, false)
 			}
+		}
+	}
+}
+
+// PrepareForCreate puts the "kubernetes" finalizer in spec.finalizers when
+// it is missing: kube-apiserver requires it on every new namespace (the
+// namespace controller removes it when it has emptied the namespace) and
+// adds it after recording managedFields, so the creator does not own it.
+// A spec that is not a JSON object is left for Normalize to refuse.
+func (namespaceStrategy) PrepareForCreate(obj *api.Object) {
+	spec, ok := objectField(obj, "spec")
+	if !ok {
+		return
+	}
+	var fins []string
+	if raw, present := spec["finalizers"]; !present || json.Unmarshal(raw, &fins) == nil {
+		if !slices.Contains(fins, finalizerKubernetes) {
+			spec["finalizers"], _ = json.Marshal(append(fins, finalizerKubernetes))
+			_ = setField(obj, "spec", spec, false)
 		}
 	}
 }

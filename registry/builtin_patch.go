@@ -1,5 +1,7 @@
 package registry
 
+import "github.com/miniapi/miniapi/fieldmanager"
+
 // The built-in types accept strategic merge patches (see
 // Store.SupportsStrategicMerge); these markers say which strategies are
 // built in. Their lists carry no merge keys miniapi honours, so a
@@ -9,3 +11,20 @@ func (configMapStrategy) isBuiltin() {}
 func (secretStrategy) isBuiltin()    {}
 func (eventStrategy) isBuiltin()     {}
 func (leaseStrategy) isBuiltin()     {}
+
+// The built-in types merge by Kubernetes' own schemas of them.
+func (namespaceStrategy) TypeConverter() (fieldmanager.TypeConverter, error) {
+	return fieldmanager.Builtin()
+}
+func (configMapStrategy) TypeConverter() (fieldmanager.TypeConverter, error) {
+	return fieldmanager.Builtin()
+}
+func (secretStrategy) TypeConverter() (fieldmanager.TypeConverter, error) {
+	return fieldmanager.Builtin()
+}
+func (eventStrategy) TypeConverter() (fieldmanager.TypeConverter, error) {
+	return fieldmanager.Builtin()
+}
+func (leaseStrategy) TypeConverter() (fieldmanager.TypeConverter, error) {
+	return fieldmanager.Builtin()
+}

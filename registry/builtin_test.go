@@ -36,6 +36,9 @@ func applyWrite(typ Type, obj, old *api.Object) (field.ErrorList, error) {
 			return nil, err
 		}
 	}
+	if p, ok := typ.Strategy.(CreatePreparer); ok && old == nil {
+		p.PrepareForCreate(obj)
+	}
 	errs := ValidateObjectMeta(&obj.Metadata, typ.Namespaced, typ.NameValidation)
 	if old == nil {
 		if v, ok := typ.Strategy.(CreateValidator); ok {

@@ -18,6 +18,13 @@ import (
 type CreateOptions struct {
 	// DryRun validates and answers without persisting.
 	DryRun bool
+	// FieldManager is recorded in managedFields as the manager of the
+	// fields obj sets (DefaultFieldManager when empty).
+	FieldManager string
+
+	// applied marks an object an apply patch created: its managedFields
+	// are already the applier's.
+	applied bool
 }
 
 // generateNameAttempts bounds retries when a generated name collides.
@@ -47,6 +54,15 @@ func (s *Store) Create(ctx context.Context, ns string, obj *api.Object, opts Cre
 	s.prepareForCreate(obj)
 	if err := s.normalize(obj); err != nil {
 		return nil, err
+	}
+	if !opts.applied {
+		var err error
+		if obj, err = s.recordUpdate(nil, obj, opts.FieldManager, ""); err != nil {
+			return nil, err
+		}
+	}
+	if p, ok := s.t.Strategy.(CreatePreparer); ok {
+		p.PrepareForCreate(obj)
 	}
 	// Validate with a placeholder name when one will be generated, so a bad
 	// generateName is reported once, on generateName.

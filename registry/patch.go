@@ -113,12 +113,9 @@ func (s *Store) patcher(patchType string, patch []byte) (func([]byte) ([]byte, e
 			return out, nil
 		}, nil
 	case PatchApply:
-		return nil, &api.StatusError{ErrStatus: api.Status{
-			Status: api.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: api.ReasonUnsupportedMediaType,
-			Message: "server-side apply (application/apply-patch+yaml) is not supported by miniapi yet; use application/merge-patch+json, application/json-patch+json or application/strategic-merge-patch+json",
-		}}
+		return nil, fmt.Errorf("registry: apply patches go through Store.Apply")
 	default:
-		return nil, api.NewUnsupportedMediaType(patchType, []string{PatchJSON, PatchMerge, PatchStrategicMerge})
+		return nil, api.NewUnsupportedMediaType(patchType, []string{PatchJSON, PatchMerge, PatchStrategicMerge, PatchApply})
 	}
 }
 

@@ -20,6 +20,9 @@ type Store struct {
 	// fields is the type's schema compiled for field validation
 	// (fieldvalidation.go), on first use.
 	fields fieldSchemaCache
+	// managed tracks managedFields and merges apply patches
+	// (managedfields.go), built on first use.
+	managed fieldManagerCache
 }
 
 func newStore(t *Type, keys storage.ResourceKeys, s storage.Interface, reg *Registry) *Store {

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/fieldmanager"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -14,6 +15,14 @@ type Strategy any
 // written, on create and on update.
 type Defaulter interface {
 	Default(obj *api.Object)
+}
+
+// CreatePreparer is implemented by strategies that set fields of a new
+// object that its creator does not manage, as kube-apiserver's
+// PrepareForCreate does: it runs after the creator's managedFields are
+// recorded, so no manager owns what it sets.
+type CreatePreparer interface {
+	PrepareForCreate(obj *api.Object)
 }
 
 // UpdatePreparer adjusts an update of the main resource before it is
@@ -101,3 +110,11 @@ func (g GenericStrategy) HasStatus() bool { return g.Status }
 
 // HasStatus reports whether t has a /status subresource.
 func HasStatus(t *Type) bool { return hasStatus(t.Strategy) }
+
+// MergeSchema is implemented by strategies whose objects merge (for
+// managedFields and server-side apply) by a schema other than the Type's
+// Schema: the built-in types, which merge by Kubernetes' own definitions
+// of them, with their list and map types.
+type MergeSchema interface {
+	TypeConverter() (fieldmanager.TypeConverter, error)
+}

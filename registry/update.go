@@ -23,7 +23,14 @@ type UpdateOptions struct {
 	// Subresource is "" for the main resource, "status" or, for types
 	// whose strategy is a FinalizeSubresource, "finalize".
 	Subresource string
+	// FieldManager is recorded in managedFields as the manager of the
+	// fields the write changes (DefaultFieldManager when empty); for
+	// an apply, the applier.
+	FieldManager string
 
+	// applied marks an update whose transform merged an apply patch
+	// and computed managedFields itself.
+	applied bool
 	// markDeleting sets deletionTimestamp: Delete's path for objects
 	// with finalizers.
 	markDeleting bool
@@ -84,6 +91,13 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 		}
 		if err := s.prepareForUpdate(obj, old, opts); err != nil {
 			return nil, err
+		}
+		// As kube-apiserver, marking an object deleted is not a
+		// write anyone manages.
+		if !opts.applied && !opts.markDeleting {
+			if obj, err = s.recordUpdate(old, obj, opts.FieldManager, opts.Subresource); err != nil {
+				return nil, err
+			}
 		}
 		if errs := s.validateUpdate(obj, old, opts); len(errs) > 0 {
 			return nil, api.NewInvalid(s.t.GroupKind(), name, errs)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/miniapi/miniapi/apiextensions"
 	"github.com/miniapi/miniapi/controllers"
+	"github.com/miniapi/miniapi/fieldmanager"
 	"github.com/miniapi/miniapi/endpoints"
 	"github.com/miniapi/miniapi/endpoints/handlers"
 	"github.com/miniapi/miniapi/registry"
@@ -113,6 +114,15 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &Server{log: log, cfg: cfg, stopWatches: make(chan struct{}), serveDone: make(chan struct{})}
+	// The built-in types' merge schemas take client-go ~80 ms to parse,
+	// needed by the first write (the system namespaces): parse them
+	// while etcd starts. Start does not return before this ends.
+	warmed := make(chan struct{})
+	go func() {
+		defer close(warmed)
+		_, _ = fieldmanager.Builtin()
+	}()
+	defer func() { <-warmed }()
 	ok := false
 	defer func() {
 		if !ok {

@@ -15,7 +15,7 @@ func (q *request) create() {
 	if !ok {
 		return
 	}
-	stored, err := q.store.Create(q.r.Context(), q.info.Namespace, obj, registry.CreateOptions{DryRun: p.dryRun})
+	stored, err := q.store.Create(q.r.Context(), q.info.Namespace, obj, registry.CreateOptions{DryRun: p.dryRun, FieldManager: p.manager})
 	if err != nil {
 		q.fail(err)
 		return
@@ -73,7 +73,7 @@ func (q *request) readBody(optionsKind, patchType string) (out output, p writePa
 func (q *request) readBodyAs(negotiate func(*http.Request) (output, error), optionsKind, patchType string) (out output, p writeParams, body []byte, ok bool) {
 	out, err := negotiate(q.r)
 	if err == nil {
-		p, err = parseWriteParams(q.r.Context(), q.r.URL.Query(), optionsKind, patchType)
+		p, err = parseWriteParams(q.r, optionsKind, patchType)
 	}
 	if err == nil {
 		body, err = readBody(q.r, q.h.maxBody)

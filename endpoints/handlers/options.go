@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/fieldmanager"
 	"github.com/miniapi/miniapi/registry"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
@@ -133,38 +134,47 @@ type writeParams struct {
 	// fieldValidation is Strict, Warn or Ignore; absent means Warn, as in
 	// kube-apiserver.
 	fieldValidation string
+	// fieldManager is the fieldManager parameter as sent; manager is
+	// the name to record for a write that is not an apply (the user
+	// agent's when fieldManager is empty).
+	fieldManager, manager string
+	// force is an apply's force parameter.
+	force bool
 }
 
 // parseWriteParams reads dryRun, fieldManager, fieldValidation and (for
 // patches) force, and validates them as kube-apiserver does: a bad value
 // is 422 Invalid on kind (CreateOptions, UpdateOptions or PatchOptions).
 // patchType is the media type of a patch, "" for create and update.
-//
-// miniapi keeps no managedFields, so a fieldManager is accepted (and
-// validated) but not recorded; the request gets a warning saying so.
-func parseWriteParams(ctx context.Context, q url.Values, kind, patchType string) (writeParams, error) {
+func parseWriteParams(r *http.Request, kind, patchType string) (writeParams, error) {
+	q := r.URL.Query()
 	var p writeParams
 	var err error
 	if p.dryRun, err = dryRun(q, kind); err != nil {
 		return p, err
 	}
-	manager := q.Get("fieldManager")
+	p.fieldManager = q.Get("fieldManager")
+	p.manager = fieldmanager.ManagerName(p.fieldManager, r.UserAgent())
 	p.fieldValidation = q.Get("fieldValidation")
-	errs := metav1validation.ValidateFieldManager(manager, field.NewPath("fieldManager"))
+	var errs field.ErrorList
+	if patchType == registry.PatchApply && p.fieldManager == "" {
+		// Controllers must name themselves; kubectl sends "kubectl".
+		errs = append(errs, field.Required(field.NewPath("fieldManager"), "is required for apply patch"))
+	}
+	errs = append(errs, metav1validation.ValidateFieldManager(p.fieldManager, field.NewPath("fieldManager"))...)
 	errs = append(errs, metav1validation.ValidateFieldValidation(field.NewPath("fieldValidation"), p.fieldValidation)...)
-	if _, set, err := boolParam(q, "force"); err != nil {
+	if force, set, err := boolParam(q, "force"); err != nil {
 		return p, err
 	} else if set && patchType != registry.PatchApply {
 		errs = append(errs, field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch"))
+	} else {
+		p.force = force
 	}
 	if len(errs) > 0 {
 		return p, api.NewInvalid(api.GroupKind{Group: metaGroup, Kind: kind}, "", errs)
 	}
 	if p.fieldValidation == "" {
 		p.fieldValidation = registry.FieldValidationWarn
-	}
-	if manager != "" {
-		api.AddWarning(ctx, fmt.Sprintf("fieldManager %q is accepted but not recorded: miniapi does not track managedFields", manager))
 	}
 	return p, nil
 }

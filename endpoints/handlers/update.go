@@ -13,7 +13,7 @@ func (q *request) update() {
 		return
 	}
 	stored, err := q.store.Update(q.r.Context(), q.info.Namespace, q.info.Name, obj,
-		registry.UpdateOptions{DryRun: p.dryRun, Subresource: q.info.Subresource})
+		registry.UpdateOptions{DryRun: p.dryRun, Subresource: q.info.Subresource, FieldManager: p.manager})
 	if err != nil {
 		q.fail(err)
 		return

@@ -1,0 +1,303 @@
+package fieldmanager
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/miniapi/miniapi/api"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// Operations recorded in managedFields entries.
+const (
+	OperationApply  = "Apply"
+	OperationUpdate = "Update"
+)
+
+// SubresourceStatus is the subresource whose writes own only .status.
+const SubresourceStatus = "status"
+
+// Config describes the type a Manager serves.
+type Config struct {
+	// Kind is the group, version and kind of the objects, as served.
+	Kind schema.GroupVersionKind
+	// TypeConverter is the objects' merge schema (Builtin or ForSchema).
+	TypeConverter TypeConverter
+	// HasStatus is set for types with a /status subresource: as in
+	// kube-apiserver, writes to the main resource then own no status
+	// fields and writes to /status own nothing but status.
+	HasStatus bool
+	// CustomResource selects kube-apiserver's variant for custom
+	// resources, which tolerates managedFields recorded against versions
+	// the schema does not know.
+	CustomResource bool
+}
+
+// TypeConverter turns objects into typed values of a merge schema and back.
+type TypeConverter = managedfields.TypeConverter
+
+// Manager records field ownership and merges apply patches for one type.
+type Manager struct {
+	kind   schema.GroupVersionKind
+	tc     TypeConverter
+	main   *managedfields.FieldManager
+	status *managedfields.FieldManager // nil without a status subresource
+}
+
+// New builds the Manager for a type.
+func New(cfg Config) (*Manager, error) {
+	if cfg.TypeConverter == nil {
+		return nil, errors.New("fieldmanager: no type converter")
+	}
+	m := &Manager{kind: cfg.Kind, tc: cfg.TypeConverter}
+	gv := fieldpath.APIVersion(cfg.Kind.GroupVersion().String())
+	var mainReset map[fieldpath.APIVersion]fieldpath.Filter
+	if cfg.HasStatus {
+		mainReset = map[fieldpath.APIVersion]fieldpath.Filter{
+			gv: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("status"))),
+		}
+	}
+	var err error
+	if m.main, err = m.newFieldManager(cfg, "", mainReset); err != nil {
+		return nil, err
+	}
+	if cfg.HasStatus {
+		// As kube-apiserver's status strategies for custom resources:
+		// /status writes may not own spec or metadata.
+		statusReset := map[fieldpath.APIVersion]fieldpath.Filter{
+			gv: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(
+				fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata"))),
+		}
+		if m.status, err = m.newFieldManager(cfg, SubresourceStatus, statusReset); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *Manager) newFieldManager(cfg Config, subresource string, reset map[fieldpath.APIVersion]fieldpath.Filter) (*managedfields.FieldManager, error) {
+	// The hub is the served version itself: miniapi has no internal
+	// version, and versions of one CRD differ only in apiVersion.
+	hub := cfg.Kind.GroupVersion()
+	newFM := managedfields.NewDefaultFieldManager
+	if cfg.CustomResource {
+		newFM = managedfields.NewDefaultCRDFieldManager
+	}
+	fm, err := newFM(cfg.TypeConverter, unstructuredConverter{}, noDefaults{}, unstructuredCreater{}, cfg.Kind, hub, subresource, reset)
+	if err != nil {
+		return nil, fmt.Errorf("fieldmanager: %s: %w", cfg.Kind, err)
+	}
+	return fm, nil
+}
+
+// forSubresource returns the field manager of a subresource ("" for the
+// main resource), or nil when the type does not track it.
+func (m *Manager) forSubresource(subresource string) *managedfields.FieldManager {
+	switch subresource {
+	case "":
+		return m.main
+	case SubresourceStatus:
+		return m.status
+	}
+	return nil
+}
+
+// Update records, in obj's managedFields, that manager set the fields obj
+// changes relative to live (nil for a create). Managed fields obj carries
+// replace live's, as kube-apiserver lets clients reset or rewrite them;
+// on a subresource they are ignored. As kube-apiserver, a failure to
+// compute ownership never fails the write: obj keeps live's entries.
+func (m *Manager) Update(live, obj *api.Object, manager, subresource string) (*api.Object, error) {
+	fm := m.forSubresource(subresource)
+	if fm == nil {
+		return obj, nil
+	}
+	liveU, err := m.liveOrEmpty(live)
+	if err != nil {
+		return nil, err
+	}
+	objU, err := toUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	return fromUnstructured(fm.UpdateNoErrors(liveU, objU, manager))
+}
+
+// Apply merges an apply patch (the decoded YAML or JSON of an object) into
+// live (nil when the object does not exist yet) on behalf of manager, as
+// kube-apiserver's server-side apply: a field another manager owns with
+// a different value is a conflict (409 with one cause per field) unless
+// force is set, and fields manager no longer applies are removed when no
+// one else owns them.
+func (m *Manager) Apply(live *api.Object, patch map[string]any, manager, subresource string, force bool) (*api.Object, error) {
+	fm := m.forSubresource(subresource)
+	if fm == nil {
+		return nil, fmt.Errorf("fieldmanager: %s has no subresource %q", m.kind, subresource)
+	}
+	liveU, err := m.liveOrEmpty(live)
+	if err != nil {
+		return nil, err
+	}
+	patchU := &unstructured.Unstructured{Object: patch}
+	if patchU.GroupVersionKind() == m.kind {
+		// A patch that does not fit the schema is the client's mistake:
+		// kube-apiserver reports it with this wording (as a 500; the fix
+		// to make it a 400 is kubernetes/kubernetes#139255).
+		if _, err := m.tc.ObjectToTyped(patchU); err != nil {
+			return nil, api.NewBadRequest(fmt.Sprintf("failed to create typed patch object (%s/%s; %s): %v",
+				patchU.GetNamespace(), patchU.GetName(), m.kind, err))
+		}
+	}
+	out, err := fm.Apply(liveU, patchU, manager, force)
+	if err != nil {
+		return nil, statusError(err)
+	}
+	return fromUnstructured(out)
+}
+
+// liveOrEmpty is live in unstructured form, or an empty object of the
+// type when there is none (a create).
+func (m *Manager) liveOrEmpty(live *api.Object) (*unstructured.Unstructured, error) {
+	if live == nil {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetGroupVersionKind(m.kind)
+		return u, nil
+	}
+	return toUnstructured(live)
+}
+
+// toUnstructured converts obj to the map form the field manager works on,
+// with whole numbers as int64 as structured-merge-diff expects.
+func toUnstructured(obj *api.Object) (*unstructured.Unstructured, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("fieldmanager: encode object: %w", err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := utiljson.Unmarshal(data, &u.Object); err != nil {
+		return nil, fmt.Errorf("fieldmanager: decode object: %w", err)
+	}
+	return u, nil
+}
+
+// fromUnstructured converts the field manager's result back.
+func fromUnstructured(o runtime.Object) (*api.Object, error) {
+	u, ok := o.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("fieldmanager: unexpected object type %T", o)
+	}
+	data, err := json.Marshal(u.Object)
+	if err != nil {
+		return nil, fmt.Errorf("fieldmanager: encode result: %w", err)
+	}
+	var out api.Object
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("fieldmanager: decode result: %w", err)
+	}
+	return &out, nil
+}
+
+// statusError turns an apimachinery status error (a conflict, a bad
+// request) into miniapi's; anything else is returned as is.
+func statusError(err error) error {
+	var se apierrors.APIStatus
+	if !errors.As(err, &se) {
+		return err
+	}
+	ks := se.Status()
+	st := api.Status{
+		Status:  api.StatusFailure,
+		Message: ks.Message,
+		Reason:  api.StatusReason(ks.Reason),
+		Code:    ks.Code,
+	}
+	if d := ks.Details; d != nil {
+		st.Details = &api.StatusDetails{Name: d.Name, Group: d.Group, Kind: d.Kind, UID: string(d.UID), RetryAfterSeconds: d.RetryAfterSeconds}
+		for _, c := range d.Causes {
+			st.Details.Causes = append(st.Details.Causes, api.StatusCause{Type: string(c.Type), Message: c.Message, Field: c.Field})
+		}
+	}
+	return &api.StatusError{ErrStatus: st}
+}
+
+// unstructuredConverter converts between versions by rewriting apiVersion,
+// which is all a version change means for miniapi's types (one version
+// each for built-ins, conversion None for CRDs).
+type unstructuredConverter struct{}
+
+func (unstructuredConverter) Convert(in, out, context any) error {
+	return errors.New("fieldmanager: Convert is not supported")
+}
+
+func (unstructuredConverter) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
+	u, ok := in.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("fieldmanager: cannot convert %T", in)
+	}
+	gvk := u.GroupVersionKind()
+	want, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{gvk})
+	if !ok {
+		return nil, fmt.Errorf("fieldmanager: %s cannot be converted to %v", gvk, target)
+	}
+	if want == gvk {
+		return u, nil
+	}
+	out := u.DeepCopy()
+	out.SetGroupVersionKind(want)
+	return out, nil
+}
+
+func (unstructuredConverter) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {
+	return label, value, nil
+}
+
+// noDefaults leaves defaulting to the store, which defaults every object
+// it writes after the field manager has run.
+type noDefaults struct{}
+
+func (noDefaults) Default(runtime.Object) {}
+
+// unstructuredCreater makes empty objects of a kind.
+type unstructuredCreater struct{}
+
+func (unstructuredCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
+// maxManagerLength is the longest field manager name kube-apiserver
+// accepts.
+const maxManagerLength = 128
+
+// ManagerName is the manager kube-apiserver records for a write that is
+// not an apply: the fieldManager parameter when set, otherwise the user
+// agent up to its first "/" ("kubectl" for "kubectl/v1.37.2 (linux/amd64)"),
+// without unprintable characters and cut to the longest allowed name.
+func ManagerName(fieldManager, userAgent string) string {
+	if fieldManager != "" {
+		return fieldManager
+	}
+	prefix, _, _ := strings.Cut(userAgent, "/")
+	var b strings.Builder
+	for _, r := range prefix {
+		if !unicode.IsPrint(r) {
+			continue
+		}
+		if b.Len()+utf8.RuneLen(r) > maxManagerLength {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,64 @@
+package registry
+
+import (
+	"log/slog"
+	"sync"
+
+	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/fieldmanager"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// DefaultFieldManager names the manager of writes that come from inside
+// miniapi (its controllers, system namespaces, resource files) and carry
+// no field manager of their own.
+const DefaultFieldManager = "miniapi"
+
+// fieldManagerCache builds the type's field manager on first use: the
+// built-in schemas take client-go ~80 ms to parse, which a server that
+// never writes should not pay at start.
+type fieldManagerCache struct {
+	once sync.Once
+	m    *fieldmanager.Manager
+	err  error
+}
+
+// fieldManager returns the Store's field manager, or the error that
+// prevented building it (a schema structured-merge-diff cannot use).
+func (s *Store) fieldManager() (*fieldmanager.Manager, error) {
+	c := &s.managed
+	c.once.Do(func() {
+		gvk := schema.GroupVersionKind{Group: s.t.Group, Version: s.t.Version, Kind: s.t.Kind}
+		var tc fieldmanager.TypeConverter
+		ms, builtin := s.t.Strategy.(MergeSchema)
+		if builtin {
+			tc, c.err = ms.TypeConverter()
+		} else {
+			tc, c.err = fieldmanager.ForSchema(gvk, s.t.Schema)
+		}
+		if c.err == nil {
+			c.m, c.err = fieldmanager.New(fieldmanager.Config{
+				Kind: gvk, TypeConverter: tc, HasStatus: hasStatus(s.t.Strategy), CustomResource: !builtin,
+			})
+		}
+		if c.err != nil {
+			slog.Error("registry: managedFields are not tracked for this type", "type", s.t.GroupResource(), "err", c.err)
+		}
+	})
+	return c.m, c.err
+}
+
+// recordUpdate records in obj's managedFields the fields manager changes
+// from old (nil for a create), as kube-apiserver does for every write that
+// is not an apply. A type whose field manager could not be built keeps
+// the managedFields it had.
+func (s *Store) recordUpdate(old, obj *api.Object, manager, subresource string) (*api.Object, error) {
+	fm, err := s.fieldManager()
+	if err != nil {
+		return obj, nil
+	}
+	if manager == "" {
+		manager = DefaultFieldManager
+	}
+	return fm.Update(old, obj, manager, subresource)
+}
