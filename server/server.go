@@ -14,9 +14,9 @@ import (
 
 	"github.com/miniapi/miniapi/apiextensions"
 	"github.com/miniapi/miniapi/controllers"
-	"github.com/miniapi/miniapi/fieldmanager"
 	"github.com/miniapi/miniapi/endpoints"
 	"github.com/miniapi/miniapi/endpoints/handlers"
+	"github.com/miniapi/miniapi/fieldmanager"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
 	"github.com/miniapi/miniapi/storage/cacher"
