@@ -41,6 +41,10 @@ type Config struct {
 	// resources, which tolerates managedFields recorded against versions
 	// the schema does not know.
 	CustomResource bool
+	// Subresource is the subresource that serves these objects ("" for
+	// the main resource; SubresourceScale for a Scale), recorded in
+	// the entries of non-status writes.
+	Subresource string
 }
 
 // TypeConverter turns objects into typed values of a merge schema and back.
@@ -48,10 +52,11 @@ type TypeConverter = managedfields.TypeConverter
 
 // Manager records field ownership and merges apply patches for one type.
 type Manager struct {
-	kind   schema.GroupVersionKind
-	tc     TypeConverter
-	main   *managedfields.FieldManager
-	status *managedfields.FieldManager // nil without a status subresource
+	kind        schema.GroupVersionKind
+	tc          TypeConverter
+	subresource string // Config.Subresource: what main serves
+	main        *managedfields.FieldManager
+	status      *managedfields.FieldManager // nil without a status subresource
 }
 
 // New builds the Manager for a type.
@@ -59,7 +64,7 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.TypeConverter == nil {
 		return nil, errors.New("fieldmanager: no type converter")
 	}
-	m := &Manager{kind: cfg.Kind, tc: cfg.TypeConverter}
+	m := &Manager{kind: cfg.Kind, tc: cfg.TypeConverter, subresource: cfg.Subresource}
 	gv := fieldpath.APIVersion(cfg.Kind.GroupVersion().String())
 	var mainReset map[fieldpath.APIVersion]fieldpath.Filter
 	if cfg.HasStatus {
@@ -68,7 +73,7 @@ func New(cfg Config) (*Manager, error) {
 		}
 	}
 	var err error
-	if m.main, err = m.newFieldManager(cfg, "", mainReset); err != nil {
+	if m.main, err = m.newFieldManager(cfg, cfg.Subresource, mainReset); err != nil {
 		return nil, err
 	}
 	if cfg.HasStatus {
@@ -104,7 +109,7 @@ func (m *Manager) newFieldManager(cfg Config, subresource string, reset map[fiel
 // main resource), or nil when the type does not track it.
 func (m *Manager) forSubresource(subresource string) *managedfields.FieldManager {
 	switch subresource {
-	case "":
+	case m.subresource:
 		return m.main
 	case SubresourceStatus:
 		return m.status

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -20,14 +21,14 @@ import (
 
 // Builtin returns the merge schema of the built-in types miniapi serves:
 // the structured-merge-diff schema client-go ships for k8s.io/api (core,
-// coordination.k8s.io, events.k8s.io) and the one apiextensions-apiserver
+// coordination.k8s.io, events.k8s.io, autoscaling/v1 Scale) and the one apiextensions-apiserver
 // ships for CustomResourceDefinition — the schemas kube-apiserver merges
 // these types with. The runtime.Scheme here only maps a kind to its
 // schema's type name; objects never pass through it. client-go parses its
 // schema once per process, on first use (~80 ms).
 func Builtin() (TypeConverter, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, coordinationv1.AddToScheme, eventsv1.AddToScheme, aev1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, coordinationv1.AddToScheme, eventsv1.AddToScheme, autoscalingv1.AddToScheme, aev1.AddToScheme} {
 		if err := add(s); err != nil {
 			return nil, fmt.Errorf("fieldmanager: build scheme: %w", err)
 		}

@@ -14,38 +14,50 @@ import (
 // no field manager of their own.
 const DefaultFieldManager = "miniapi"
 
-// fieldManagerCache builds the type's field manager on first use: the
-// built-in schemas take client-go ~80 ms to parse, which a server that
-// never writes should not pay at start.
+// fieldManagerCache builds a field manager on first use: the built-in
+// schemas take client-go ~80 ms to parse, which a server that never
+// writes should not pay at start.
 type fieldManagerCache struct {
 	once sync.Once
 	m    *fieldmanager.Manager
 	err  error
 }
 
-// fieldManager returns the Store's field manager, or the error that
-// prevented building it (a schema structured-merge-diff cannot use).
-func (s *Store) fieldManager() (*fieldmanager.Manager, error) {
-	c := &s.managed
+// get returns the cached manager, building it with build the first time.
+func (c *fieldManagerCache) get(s *Store, build func() (*fieldmanager.Manager, error)) (*fieldmanager.Manager, error) {
 	c.once.Do(func() {
-		gvk := schema.GroupVersionKind{Group: s.t.Group, Version: s.t.Version, Kind: s.t.Kind}
-		var tc fieldmanager.TypeConverter
-		ms, builtin := s.t.Strategy.(MergeSchema)
-		if builtin {
-			tc, c.err = ms.TypeConverter()
-		} else {
-			tc, c.err = fieldmanager.ForSchema(gvk, s.t.Schema)
-		}
-		if c.err == nil {
-			c.m, c.err = fieldmanager.New(fieldmanager.Config{
-				Kind: gvk, TypeConverter: tc, HasStatus: hasStatus(s.t.Strategy), CustomResource: !builtin,
-			})
-		}
-		if c.err != nil {
+		if c.m, c.err = build(); c.err != nil {
 			slog.Error("registry: managedFields are not tracked for this type", "type", s.t.GroupResource(), "err", c.err)
 		}
 	})
 	return c.m, c.err
+}
+
+// fieldManager returns the Store's field manager, or the error that
+// prevented building it (a schema structured-merge-diff cannot use).
+func (s *Store) fieldManager() (*fieldmanager.Manager, error) {
+	return s.managed.get(s, func() (*fieldmanager.Manager, error) {
+		gvk := schema.GroupVersionKind{Group: s.t.Group, Version: s.t.Version, Kind: s.t.Kind}
+		var tc fieldmanager.TypeConverter
+		var err error
+		ms, builtin := s.t.Strategy.(MergeSchema)
+		if builtin {
+			tc, err = ms.TypeConverter()
+		} else {
+			tc, err = fieldmanager.ForSchema(gvk, s.t.Schema)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return fieldmanager.New(fieldmanager.Config{
+			Kind: gvk, TypeConverter: tc, HasStatus: hasStatus(s.t.Strategy), CustomResource: !builtin,
+		})
+	})
+}
+
+// scaleFieldManager returns the field manager of the type's Scales.
+func (s *Store) scaleFieldManager() (*fieldmanager.Manager, error) {
+	return s.scaleManaged.get(s, fieldmanager.NewScale)
 }
 
 // recordUpdate records in obj's managedFields the fields manager changes

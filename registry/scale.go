@@ -12,7 +12,10 @@ import (
 	"strings"
 
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/fieldmanager"
 	"github.com/miniapi/miniapi/storage"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -92,7 +95,7 @@ func (s *Store) UpdateScale(ctx context.Context, ns, name string, sc *Scale, opt
 	if err := checkScaleTypeMeta(sc); err != nil {
 		return nil, err
 	}
-	return s.writeScale(ctx, ns, name, opts, func(*Scale) (*Scale, error) {
+	return s.writeScale(ctx, ns, name, opts, false, func(*Scale) (*Scale, error) {
 		return sc, nil
 	})
 }
@@ -106,7 +109,7 @@ func (s *Store) PatchScale(ctx context.Context, ns, name, patchType string, patc
 	if err != nil {
 		return nil, err
 	}
-	return s.writeScale(ctx, ns, name, opts, func(cur *Scale) (*Scale, error) {
+	return s.writeScale(ctx, ns, name, opts, false, func(cur *Scale) (*Scale, error) {
 		curJSON, err := json.Marshal(cur)
 		if err != nil {
 			return nil, err
@@ -189,14 +192,19 @@ func checkScaleTypeMeta(sc *Scale) error {
 // turns the current Scale into the desired one, whose replicas are then
 // written into a copy of the current object. The main resource's update
 // runs on that copy, as kube-apiserver's ScaleREST updates through the
-// custom resource's own store.
-func (s *Store) writeScale(ctx context.Context, ns, name string, opts UpdateOptions, next func(cur *Scale) (*Scale, error)) (*Scale, error) {
+// custom resource's own store. The current Scale carries the managedFields
+// of the object's replicas, translated; next's Scale carries them
+// updated when applied is set, and otherwise the write is recorded as an
+// Update by opts.FieldManager. They are translated back onto the object.
+func (s *Store) writeScale(ctx context.Context, ns, name string, opts UpdateOptions, applied bool, next func(cur *Scale) (*Scale, error)) (*Scale, error) {
 	if s.t.Scale == nil {
 		return nil, api.NewNotFound(s.t.GroupResource(), name)
 	}
 	ns = s.namespaceOf(ns)
 	specPath := s.t.Scale.SpecReplicasPath
 	opts.Subresource = "" // the object's own update rules apply
+	opts.applied = true   // managedFields come from the Scale's
+	gv := schema.GroupVersion{Group: s.t.Group, Version: s.t.Version}
 	out, err := s.update(ctx, ns, name, opts, func(obj *api.Object) (*api.Object, error) {
 		cur, found, err := s.scaleOf(obj)
 		if err != nil {
@@ -206,9 +214,17 @@ func (s *Store) writeScale(ctx context.Context, ns, name string, opts UpdateOpti
 			// Marks "not set" for a patch that leaves replicas alone.
 			cur.Spec.Replicas = math.MinInt32
 		}
+		if cur.Metadata.ManagedFields, err = fieldmanager.ScaleEntries(obj.Metadata.ManagedFields, gv, specPath); err != nil {
+			return nil, err
+		}
 		sc, err := next(cur)
 		if err != nil {
 			return nil, err
+		}
+		if !applied {
+			if sc, err = s.recordScaleUpdate(cur, sc, opts.FieldManager); err != nil {
+				return nil, err
+			}
 		}
 		if sc.Metadata.Name != "" && sc.Metadata.Name != name {
 			return nil, api.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", sc.Metadata.Name, name))
@@ -228,6 +244,9 @@ func (s *Store) writeScale(ctx context.Context, ns, name string, opts UpdateOpti
 		if sc.Metadata.ResourceVersion != "" {
 			// The client's precondition; update answers 409 if stale.
 			obj.Metadata.ResourceVersion = sc.Metadata.ResourceVersion
+		}
+		if obj.Metadata.ManagedFields, err = fieldmanager.ParentEntries(obj.Metadata.ManagedFields, sc.Metadata.ManagedFields, gv, specPath); err != nil {
+			return nil, err
 		}
 		return obj, nil
 	})
@@ -456,4 +475,89 @@ func validJSONPath(path string) bool {
 		}
 	}
 	return true
+}
+
+// recordScaleUpdate records next's managedFields as an Update of the
+// Scale by manager, from cur.
+func (s *Store) recordScaleUpdate(cur, next *Scale, manager string) (*Scale, error) {
+	fm, err := s.scaleFieldManager()
+	if err != nil {
+		return next, nil // as for objects: the write goes on untracked
+	}
+	if manager == "" {
+		manager = DefaultFieldManager
+	}
+	curObj, err := scaleObject(cur)
+	if err != nil {
+		return nil, err
+	}
+	nextObj, err := scaleObject(next)
+	if err != nil {
+		return nil, err
+	}
+	out, err := fm.Update(curObj, nextObj, manager, fieldmanager.SubresourceScale)
+	if err != nil {
+		return nil, err
+	}
+	return objectScale(out)
+}
+
+// ApplyScale merges a server-side apply patch of a Scale into the Scale
+// of the named object, as Apply does for objects; the applier then owns
+// the object's spec replicas through /scale.
+func (s *Store) ApplyScale(ctx context.Context, ns, name string, patch []byte, opts ApplyOptions) (*Scale, error) {
+	fm, err := s.scaleFieldManager()
+	if err != nil {
+		return nil, fmt.Errorf("registry: apply to %s/scale: %w", s.t.GroupResource(), err)
+	}
+	patchObj, err := decodeApplyPatch(ctx, patch, opts.FieldValidation)
+	if err != nil {
+		return nil, err
+	}
+	uopts := UpdateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager}
+	return s.writeScale(ctx, ns, name, uopts, true, func(cur *Scale) (*Scale, error) {
+		live, err := scaleObject(cur)
+		if err != nil {
+			return nil, err
+		}
+		merged, err := fm.Apply(live, runtime.DeepCopyJSON(patchObj), opts.FieldManager, fieldmanager.SubresourceScale, opts.Force)
+		if err != nil {
+			return nil, err
+		}
+		sc, err := objectScale(merged)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkScaleTypeMeta(sc); err != nil {
+			return nil, err
+		}
+		return sc, nil
+	})
+}
+
+// scaleObject and objectScale move a Scale in and out of the generic
+// object form the field manager takes.
+func scaleObject(sc *Scale) (*api.Object, error) {
+	var obj api.Object
+	if err := convertJSON(sc, &obj); err != nil {
+		return nil, err
+	}
+	return &obj, nil
+}
+
+func objectScale(obj *api.Object) (*Scale, error) {
+	var sc Scale
+	if err := convertJSON(obj, &sc); err != nil {
+		return nil, scaleDecodeError(err)
+	}
+	return &sc, nil
+}
+
+// convertJSON moves a value between two types with the same JSON form.
+func convertJSON(in, out any) error {
+	data, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("registry: encode: %w", err)
+	}
+	return json.Unmarshal(data, out)
 }

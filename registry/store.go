@@ -23,6 +23,8 @@ type Store struct {
 	// managed tracks managedFields and merges apply patches
 	// (managedfields.go), built on first use.
 	managed fieldManagerCache
+	// scaleManaged does the same for /scale.
+	scaleManaged fieldManagerCache
 }
 
 func newStore(t *Type, keys storage.ResourceKeys, s storage.Interface, reg *Registry) *Store {

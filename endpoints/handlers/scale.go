@@ -71,7 +71,7 @@ func (q *request) updateScale() {
 	}
 	if err == nil {
 		sc, err = q.store.UpdateScale(q.r.Context(), q.info.Namespace, q.info.Name, sc,
-			registry.UpdateOptions{DryRun: p.dryRun})
+			registry.UpdateOptions{DryRun: p.dryRun, FieldManager: p.manager})
 	}
 	if err != nil {
 		q.fail(err)
@@ -84,15 +84,22 @@ func (q *request) patchScale() {
 	ct := q.r.Header.Get("Content-Type")
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
-		q.fail(api.NewUnsupportedMediaType(ct, []string{registry.PatchJSON, registry.PatchMerge, registry.PatchStrategicMerge}))
+		q.fail(api.NewUnsupportedMediaType(ct, []string{registry.PatchJSON, registry.PatchMerge, registry.PatchStrategicMerge, registry.PatchApply}))
 		return
 	}
 	out, p, body, ok := q.readBodyAs(negotiateScale, "PatchOptions", mt)
 	if !ok {
 		return
 	}
-	sc, err := q.store.PatchScale(q.r.Context(), q.info.Namespace, q.info.Name, mt, body,
-		registry.UpdateOptions{DryRun: p.dryRun, FieldValidation: p.fieldValidation})
+	var sc *registry.Scale
+	if mt == registry.PatchApply {
+		sc, err = q.store.ApplyScale(q.r.Context(), q.info.Namespace, q.info.Name, body, registry.ApplyOptions{
+			DryRun: p.dryRun, FieldManager: p.fieldManager, Force: p.force, FieldValidation: p.fieldValidation,
+		})
+	} else {
+		sc, err = q.store.PatchScale(q.r.Context(), q.info.Namespace, q.info.Name, mt, body,
+			registry.UpdateOptions{DryRun: p.dryRun, FieldValidation: p.fieldValidation, FieldManager: p.manager})
+	}
 	if err != nil {
 		q.fail(err)
 		return

@@ -49,6 +49,7 @@ func TestBadInput(t *testing.T) {
 	deepJSON := strings.Repeat(`{"a":`, 20000) + "1" + strings.Repeat("}", 20000)
 	deepYAML := "metadata:\n  name: deep\ndata: " + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "\n"
 	yaml := []string{"Content-Type", "application/yaml"}
+	applyYAML := []string{"Content-Type", "application/apply-patch+yaml"}
 
 	cases := []badInput{
 		// Bodies that do not decode.
@@ -100,8 +101,31 @@ func TestBadInput(t *testing.T) {
 		{name: "Accept an unknown conversion", method: "GET", path: cms, headers: []string{"Accept", "application/json;as=Deployment;g=apps;v=v1"}, code: 406, reason: "NotAcceptable"},
 		{name: "unknown patch type", method: "PATCH", path: cms + "/existing", body: `{"data":{"k":"p"}}`,
 			headers: []string{"Content-Type", "application/x-unknown-patch"}, code: 415, reason: "UnsupportedMediaType"},
-		{name: "apply patch", method: "PATCH", path: cms + "/existing", body: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: existing\n",
-			headers: []string{"Content-Type", "application/apply-patch+yaml"}, code: 415, reason: "UnsupportedMediaType", message: "server-side apply (application/apply-patch+yaml) is not supported"},
+		// Server-side apply: the patch is checked before anything merges.
+		{name: "apply without fieldManager", method: "PATCH", path: cms + "/existing", body: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: existing\n",
+			headers: applyYAML, code: 422, reason: "Invalid", message: "fieldManager: Required value: is required for apply patch", causes: []string{"fieldManager"}},
+		{name: "apply patch not YAML", method: "PATCH", path: cms + "/existing?fieldManager=m", body: "a: [\n",
+			headers: applyYAML, code: 400, reason: "BadRequest", message: "error decoding patch"},
+		{name: "apply patch a list", method: "PATCH", path: cms + "/existing?fieldManager=m", body: "- a\n- b\n",
+			headers: applyYAML, code: 400, reason: "BadRequest", message: "error decoding patch"},
+		{name: "apply patch of another version", method: "PATCH", path: cms + "/existing?fieldManager=m", body: "apiVersion: v2\nkind: ConfigMap\nmetadata:\n  name: existing\n",
+			headers: applyYAML, code: 400, reason: "BadRequest", message: "invalid object type: /v2, Kind=ConfigMap"},
+		{name: "apply patch with managedFields", method: "PATCH", path: cms + "/existing?fieldManager=m", body: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: existing\n  managedFields: [{manager: x}]\n",
+			headers: applyYAML, code: 400, reason: "BadRequest", message: "metadata.managedFields must be nil"},
+		{name: "apply patch with an undeclared field", method: "PATCH", path: cms + "/existing?fieldManager=m", body: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: existing\nbogus: 1\n",
+			headers: applyYAML, code: 400, reason: "BadRequest", message: ".bogus: field not declared in schema"},
+		{name: "apply patch with a wrong type", method: "PATCH", path: cms + "/existing?fieldManager=m", body: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: existing\ndata:\n  k: [1]\n",
+			headers: applyYAML, code: 400, reason: "BadRequest", message: ".data.k: expected string"},
+		{name: "apply patch with a duplicate field, strict", method: "PATCH", path: cms + "/existing?fieldManager=m&fieldValidation=Strict", body: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: existing\ndata:\n  k: a\n  k: b\n",
+			headers: applyYAML, code: 400, reason: "BadRequest", message: "error strict decoding patch: error converting YAML to JSON: yaml: unmarshal errors:\n  line 7: key \"k\" already set in map"},
+		{name: "apply patch naming another object", method: "PATCH", path: cms + "/existing?fieldManager=m", body: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n",
+			headers: applyYAML, code: 400, reason: "BadRequest", message: "the name of the object (other) does not match the name on the URL (existing)"},
+		{name: "apply patch with an invalid label", method: "PATCH", path: cms + "/existing?fieldManager=m", body: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: existing\n  labels:\n    \"a b\": c\n",
+			headers: applyYAML, code: 422, reason: "Invalid", causes: []string{"metadata.labels"}},
+		{name: "apply patch with a stale resourceVersion", method: "PATCH", path: cms + "/existing?fieldManager=m", body: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: existing\n  resourceVersion: \"1\"\n",
+			headers: applyYAML, code: 409, reason: "Conflict"},
+		{name: "apply taking a field another manager owns", method: "PATCH", path: cms + "/existing?fieldManager=m", body: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: existing\ndata:\n  k: changed\n",
+			headers: applyYAML, code: 409, reason: "Conflict", message: `Apply failed with 1 conflict: conflict with "Go-http-client" using v1: .data.k`, causes: []string{".data.k"}},
 		{name: "malformed JSON patch", method: "PATCH", path: cms + "/existing", body: `[{"op":"add","path":`,
 			headers: []string{"Content-Type", "application/json-patch+json"}, code: 400, reason: "BadRequest"},
 
