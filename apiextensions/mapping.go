@@ -2,6 +2,7 @@ package apiextensions
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -19,13 +20,23 @@ import (
 // controller swaps in the schema's strategy when it serves the type.
 func Types(crd *CRD, names Names) []registry.Type {
 	storageVersion := crd.Spec.StorageVersion()
+	schemas := map[string]json.RawMessage{}
+	for i := range crd.Spec.Versions {
+		v := &crd.Spec.Versions[i]
+		schemas[v.Name] = nil
+		if hasSchema(v) {
+			schemas[v.Name] = v.Schema.OpenAPIV3Schema
+		}
+	}
 	var out []registry.Type
 	for i := range crd.Spec.Versions {
 		v := &crd.Spec.Versions[i]
 		if !v.Served {
 			continue
 		}
-		out = append(out, versionType(crd, names, v, storageVersion))
+		t := versionType(crd, names, v, storageVersion)
+		t.VersionSchemas = schemas
+		out = append(out, t)
 	}
 	return out
 }

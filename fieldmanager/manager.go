@@ -10,6 +10,7 @@ import (
 
 	"github.com/miniapi/miniapi/api"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -191,6 +192,11 @@ func toUnstructured(obj *api.Object) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}
 	if err := utiljson.Unmarshal(data, &u.Object); err != nil {
 		return nil, fmt.Errorf("fieldmanager: decode object: %w", err)
+	}
+	if obj.Metadata.ManagedFields != nil && len(obj.Metadata.ManagedFields) == 0 {
+		// An empty list (which the JSON form omits) is how a client
+		// asks for managedFields to be reset.
+		u.SetManagedFields([]metav1.ManagedFieldsEntry{})
 	}
 	return u, nil
 }

@@ -19,7 +19,7 @@ const SubresourceScale = "scale"
 // NewScale returns the Manager of autoscaling/v1 Scale objects served
 // at /scale: its entries carry subresource "scale".
 func NewScale() (*Manager, error) {
-	tc, err := Builtin()
+	tc, err := ForScale()
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -21,14 +20,14 @@ import (
 
 // Builtin returns the merge schema of the built-in types miniapi serves:
 // the structured-merge-diff schema client-go ships for k8s.io/api (core,
-// coordination.k8s.io, events.k8s.io, autoscaling/v1 Scale) and the one apiextensions-apiserver
+// coordination.k8s.io, events.k8s.io) and the one apiextensions-apiserver
 // ships for CustomResourceDefinition — the schemas kube-apiserver merges
 // these types with. The runtime.Scheme here only maps a kind to its
 // schema's type name; objects never pass through it. client-go parses its
 // schema once per process, on first use (~80 ms).
 func Builtin() (TypeConverter, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, coordinationv1.AddToScheme, eventsv1.AddToScheme, autoscalingv1.AddToScheme, aev1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, coordinationv1.AddToScheme, eventsv1.AddToScheme, aev1.AddToScheme} {
 		if err := add(s); err != nil {
 			return nil, fmt.Errorf("fieldmanager: build scheme: %w", err)
 		}
@@ -58,38 +57,42 @@ func (c builtinConverter) TypedToObject(v *typed.TypedValue) (runtime.Object, er
 }
 
 // ForSchema returns the merge schema of a custom type from the OpenAPI v3
-// schema of its objects (a CRD version's openAPIV3Schema; nil for a type
-// without one), as kube-apiserver builds it for custom resources:
+// schemas of its objects by version (a CRD's openAPIV3Schemas; nil for a
+// version without one), as kube-apiserver builds it for custom resources:
 // x-kubernetes-list-type, -list-map-keys and -map-type decide how lists
-// and maps merge, metadata is Kubernetes' ObjectMeta, and where the
-// schema preserves unknown fields (or there is no schema) their values
-// merge as untyped maps and atomic lists.
-func ForSchema(kind schema.GroupVersionKind, objectSchema json.RawMessage) (TypeConverter, error) {
-	root := &spec.Schema{}
-	if len(objectSchema) > 0 {
-		if err := json.Unmarshal(objectSchema, root); err != nil {
-			return nil, fmt.Errorf("fieldmanager: %s: decode schema: %w", kind, err)
+// and maps merge, metadata is Kubernetes' ObjectMeta, and where a schema
+// preserves unknown fields (or there is none) their values merge as
+// untyped maps and atomic lists. Every version is included, so entries
+// recorded through one version still merge when another is written.
+func ForSchema(gk schema.GroupKind, versions map[string]json.RawMessage) (TypeConverter, error) {
+	models := generatedModels(objectMetaModel)
+	for version, objectSchema := range versions {
+		kind := gk.WithVersion(version)
+		root := &spec.Schema{}
+		if len(objectSchema) > 0 {
+			if err := json.Unmarshal(objectSchema, root); err != nil {
+				return nil, fmt.Errorf("fieldmanager: %s: decode schema: %w", kind, err)
+			}
+		} else {
+			root.Type = spec.StringOrArray{"object"}
+			root.AddExtension("x-kubernetes-preserve-unknown-fields", true)
 		}
-	} else {
-		root.Type = spec.StringOrArray{"object"}
-		root.AddExtension("x-kubernetes-preserve-unknown-fields", true)
+		// The object's own schema says little about these; kube-apiserver
+		// replaces them with the standard definitions too.
+		if root.Properties == nil {
+			root.Properties = map[string]spec.Schema{}
+		}
+		root.Properties["apiVersion"] = *spec.StringProperty()
+		root.Properties["kind"] = *spec.StringProperty()
+		root.Properties["metadata"] = spec.Schema{SchemaProps: spec.SchemaProps{Ref: spec.MustCreateRef(refPrefix + objectMetaModel)}}
+		root.AddExtension("x-kubernetes-group-version-kind", []any{
+			map[string]any{"group": kind.Group, "version": kind.Version, "kind": kind.Kind},
+		})
+		models[customModelPrefix+version] = root
 	}
-	// The object's own schema says little about these; kube-apiserver
-	// replaces them with the standard definitions too.
-	if root.Properties == nil {
-		root.Properties = map[string]spec.Schema{}
-	}
-	root.Properties["apiVersion"] = *spec.StringProperty()
-	root.Properties["kind"] = *spec.StringProperty()
-	root.Properties["metadata"] = spec.Schema{SchemaProps: spec.SchemaProps{Ref: spec.MustCreateRef(refPrefix + objectMetaModel)}}
-	root.AddExtension("x-kubernetes-group-version-kind", []any{
-		map[string]any{"group": kind.Group, "version": kind.Version, "kind": kind.Kind},
-	})
-	models := metaModels()
-	models[customModelName] = root
 	tc, err := managedfields.NewTypeConverter(models, false)
 	if err != nil {
-		return nil, fmt.Errorf("fieldmanager: %s: %w", kind, err)
+		return nil, fmt.Errorf("fieldmanager: %s: %w", gk, err)
 	}
 	return tc, nil
 }
@@ -97,15 +100,35 @@ func ForSchema(kind schema.GroupVersionKind, objectSchema json.RawMessage) (Type
 const (
 	refPrefix       = "#/definitions/"
 	objectMetaModel = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
-	// customModelName names the custom type's model; only references
-	// within this converter's models see it.
-	customModelName = "miniapi.custom.Object"
+	// customModelPrefix names the custom type's model of each version;
+	// only references within this converter's models see them.
+	customModelPrefix = "miniapi.custom."
 )
 
-// metaModels returns the OpenAPI models of Kubernetes' shared metadata
-// types (ObjectMeta and everything it refers to), generated by
-// Kubernetes with their list and map types.
-func metaModels() map[string]*spec.Schema {
+// scaleModel names autoscaling/v1 Scale's model.
+const scaleModel = "io.k8s.api.autoscaling.v1.Scale"
+
+// ForScale returns the merge schema of autoscaling/v1 Scale, which
+// client-go's schema lacks: Kubernetes' generated model of it, as
+// kube-apiserver merges /scale writes of custom resources.
+func ForScale() (TypeConverter, error) {
+	models := generatedModels(scaleModel)
+	scale := *models[scaleModel]
+	scale.AddExtension("x-kubernetes-group-version-kind", []any{
+		map[string]any{"group": "autoscaling", "version": "v1", "kind": "Scale"},
+	})
+	models[scaleModel] = &scale
+	tc, err := managedfields.NewTypeConverter(models, false)
+	if err != nil {
+		return nil, fmt.Errorf("fieldmanager: autoscaling/v1 Scale: %w", err)
+	}
+	return tc, nil
+}
+
+// generatedModels returns the OpenAPI models Kubernetes generates, with
+// their list and map types, of the named types and everything they refer
+// to: the shared metadata types, autoscaling/v1 Scale.
+func generatedModels(roots ...string) map[string]*spec.Schema {
 	ref := func(name string) spec.Ref { return spec.MustCreateRef(refPrefix + name) }
 	defs := aeopenapi.GetOpenAPIDefinitions(ref)
 	models := map[string]*spec.Schema{}
@@ -118,12 +141,14 @@ func metaModels() map[string]*spec.Schema {
 		if !ok {
 			return
 		}
-		s := def.Schema
+		s := def.Schema // a copy: callers may add extensions
 		models[name] = &s
 		for _, dep := range def.Dependencies {
 			add(dep)
 		}
 	}
-	add(objectMetaModel)
+	for _, r := range roots {
+		add(r)
+	}
 	return models
 }

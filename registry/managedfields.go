@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"encoding/json"
 	"log/slog"
 	"sync"
 
@@ -44,7 +45,11 @@ func (s *Store) fieldManager() (*fieldmanager.Manager, error) {
 		if builtin {
 			tc, err = ms.TypeConverter()
 		} else {
-			tc, err = fieldmanager.ForSchema(gvk, s.t.Schema)
+			versions := s.t.VersionSchemas
+			if versions == nil {
+				versions = map[string]json.RawMessage{s.t.Version: s.t.Schema}
+			}
+			tc, err = fieldmanager.ForSchema(gvk.GroupKind(), versions)
 		}
 		if err != nil {
 			return nil, err

@@ -46,6 +46,11 @@ type Type struct {
 	// documents and field validation. Empty means none: the object is
 	// described as preserving unknown fields.
 	Schema json.RawMessage
+	// VersionSchemas are the Schemas of every version of the resource,
+	// this one included, when it has several (a CRD's versions): the
+	// managedFields of an object may have been recorded through any of
+	// them, and each merges by its own version's schema.
+	VersionSchemas map[string]json.RawMessage
 	// Description says what the type is for, in discovery and OpenAPI.
 	Description string
 	// Scale, when set, gives the type a /scale subresource reading and

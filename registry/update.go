@@ -169,9 +169,14 @@ var errEmptiedFinalizers = errors.New("registry: update empties the finalizers o
 func (s *Store) prepareForUpdate(obj, old *api.Object, opts UpdateOptions) error {
 	subresource := opts.Subresource
 	if subresource == SubresourceStatus {
-		// Only .status changes through /status.
+		// Only .status changes through /status; an apply's merge has
+		// already computed the managedFields.
 		status, ok := obj.Fields["status"]
+		managed := obj.Metadata.ManagedFields
 		*obj = *old.DeepCopy()
+		if opts.applied {
+			obj.Metadata.ManagedFields = managed
+		}
 		if ok {
 			obj.Fields["status"] = status
 		} else {
