@@ -220,7 +220,7 @@ func TestREADMEShowsTheTestedRequests(t *testing.T) {
 	for name, want := range map[string]string{
 		"namespace body":          "-d '" + walkNamespace + "'",
 		"configmap body":          "-d '" + walkConfigMap + "'",
-		"update body":             "-d '" + fmt.Sprintf(walkUpdate, "3") + "'",
+		"update body":             "-d '" + fmt.Sprintf(walkUpdate, "7") + "'",
 		"merge patch":             "-d '" + walkMergePatch + "'",
 		"JSON patch":              "-d '" + walkJSONPatch + "'",
 		"more configmaps":         "-d '" + strings.ReplaceAll(walkMore, "%d", "'$i'") + "'",
