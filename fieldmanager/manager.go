@@ -136,7 +136,36 @@ func (m *Manager) Update(live, obj *api.Object, manager, subresource string) (*a
 	if err != nil {
 		return nil, err
 	}
-	return fromUnstructured(fm.UpdateNoErrors(liveU, objU, manager))
+	// An update changes nothing but managedFields: take those alone
+	// rather than decoding the whole object back.
+	res, ok := fm.UpdateNoErrors(liveU, objU, manager).(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("fieldmanager: unexpected update result")
+	}
+	out := *obj
+	out.Metadata.ManagedFields = fromMetaEntries(res.GetManagedFields())
+	return &out, nil
+}
+
+// fromMetaEntries converts apimachinery's managedFields entries to ours.
+func fromMetaEntries(in []metav1.ManagedFieldsEntry) []api.ManagedFieldsEntry {
+	if in == nil {
+		return nil
+	}
+	out := make([]api.ManagedFieldsEntry, len(in))
+	for i, e := range in {
+		out[i] = api.ManagedFieldsEntry{
+			Manager: e.Manager, Operation: string(e.Operation), APIVersion: e.APIVersion,
+			FieldsType: e.FieldsType, Subresource: e.Subresource,
+		}
+		if e.Time != nil {
+			out[i].Time = &api.Time{Time: e.Time.Time}
+		}
+		if e.FieldsV1 != nil {
+			out[i].FieldsV1 = e.FieldsV1.Raw
+		}
+	}
+	return out
 }
 
 // Apply merges an apply patch (the decoded YAML or JSON of an object) into

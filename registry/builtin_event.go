@@ -126,10 +126,6 @@ func (eventStrategy) ValidateUpdate(obj, _ *api.Object) field.ErrorList {
 	return validateEvent(obj)
 }
 
-// BumpsGeneration is false: events have no spec, and kube-apiserver never
-// moves their generation.
-func (eventStrategy) BumpsGeneration(_, _ *api.Object) bool { return false }
-
 // SelectableFieldValue computes "source", which kube-apiserver takes
 // from source.component, or from reportingComponent when that is empty
 // (events written through events.k8s.io carry only the latter).

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -150,10 +151,25 @@ func TestEventSelectableFields(t *testing.T) {
 	}
 }
 
-func TestEventGenerationNeverMoves(t *testing.T) {
-	old := mustObject(t, kubeletEvent)
-	obj := mustObject(t, strings.Replace(kubeletEvent, `"Pulled"`, `"Failed"`, 1))
-	if (eventStrategy{}).BumpsGeneration(obj, old) {
-		t.Error("an event update bumped generation")
+func TestBuiltinsHaveNoGeneration(t *testing.T) {
+	for _, typ := range BuiltinTypes() {
+		if _, ok := typ.Strategy.(Generationless); !ok {
+			t.Errorf("%s has a generation; kube-apiserver gives it none", typ.Kind)
+		}
+	}
+	reg := newEtcdRegistry(t, Config{})
+	mustCreate(t, storeOf(t, reg, "namespaces"), "", `{"metadata":{"name":"default"}}`)
+	events := storeOf(t, reg, "events")
+	obj := mustCreate(t, events, "default", kubeletEvent)
+	if obj.Metadata.Generation != 0 {
+		t.Errorf("created event has generation %d", obj.Metadata.Generation)
+	}
+	next := mustObject(t, strings.Replace(kubeletEvent, `"Pulled"`, `"Failed"`, 1))
+	out, err := events.Update(context.Background(), "default", obj.Metadata.Name, next, UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := mustDecode(t, out).Metadata.Generation; g != 0 {
+		t.Errorf("updated event has generation %d", g)
 	}
 }

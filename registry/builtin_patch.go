@@ -28,3 +28,10 @@ func (eventStrategy) TypeConverter() (fieldmanager.TypeConverter, error) {
 func (leaseStrategy) TypeConverter() (fieldmanager.TypeConverter, error) {
 	return fieldmanager.Builtin()
 }
+
+// As in kube-apiserver, the built-in types have no metadata.generation.
+func (namespaceStrategy) Generationless() {}
+func (configMapStrategy) Generationless() {}
+func (secretStrategy) Generationless()    {}
+func (eventStrategy) Generationless()     {}
+func (leaseStrategy) Generationless()     {}

@@ -103,6 +103,9 @@ func (s *Store) prepareForCreate(obj *api.Object) {
 	m.UID = uuid.NewString()
 	m.CreationTimestamp = api.Now()
 	m.Generation = 1
+	if _, ok := s.t.Strategy.(Generationless); ok {
+		m.Generation = 0
+	}
 	m.SelfLink = ""
 	m.DeletionTimestamp = nil
 	m.DeletionGracePeriodSeconds = nil

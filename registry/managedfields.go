@@ -11,9 +11,15 @@ import (
 )
 
 // DefaultFieldManager names the manager of writes that come from inside
-// miniapi (its controllers, system namespaces, resource files) and carry
-// no field manager of their own.
-const DefaultFieldManager = "miniapi"
+// the server (system namespaces, CRD status, resource files) and carry no
+// field manager of their own: "kube-apiserver", the name kube-apiserver
+// records for its own writes, so objects compare equal with a cluster's.
+const DefaultFieldManager = "kube-apiserver"
+
+// ControllerFieldManager names the manager of writes by the controllers
+// miniapi runs in process (namespace lifecycle, garbage collection), as
+// kube-controller-manager's are recorded.
+const ControllerFieldManager = "kube-controller-manager"
 
 // fieldManagerCache builds a field manager on first use: the built-in
 // schemas take client-go ~80 ms to parse, which a server that never

@@ -491,7 +491,11 @@ func (s *Store) recordScaleUpdate(cur, next *Scale, manager string) (*Scale, err
 	if err != nil {
 		return nil, err
 	}
-	nextObj, err := scaleObject(next)
+	// A Scale sent without apiVersion and kind is one all the same, as
+	// kube-apiserver's decoder defaults them from the URL.
+	typed := *next
+	typed.APIVersion, typed.Kind = ScaleAPIVersion, ScaleKind
+	nextObj, err := scaleObject(&typed)
 	if err != nil {
 		return nil, err
 	}

@@ -64,6 +64,14 @@ type FieldReader interface {
 	SelectableFieldValue(obj *api.Object, path string) (string, bool)
 }
 
+// Generationless is implemented by strategies of types whose objects have
+// no metadata.generation, as kube-apiserver's built-in types without a
+// spec that controllers observe (ConfigMap, Secret, Namespace, Event,
+// Lease) have none.
+type Generationless interface {
+	Generationless()
+}
+
 // GenerationPolicy is implemented by strategies that decide themselves
 // whether an update bumps metadata.generation; without it, generation
 // moves when anything outside metadata and status changes.

@@ -133,6 +133,11 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 		if err != nil {
 			return nil, s.statusErr(err, name)
 		}
+		// As kube-apiserver, a dry run answers with the resourceVersion
+		// the object has (kubectl diff compares it).
+		if data, err = storage.SetResourceVersion(data, cur.Revision); err != nil {
+			return nil, err
+		}
 		return &storage.Object{Key: key, Revision: cur.Revision, Data: data}, nil
 	}
 	for {
@@ -228,7 +233,9 @@ func (s *Store) prepareForUpdate(obj, old *api.Object, opts UpdateOptions) error
 			return err
 		}
 	}
-	if subresource != SubresourceFinalize && s.bumpsGeneration(obj, old) {
+	if _, ok := s.t.Strategy.(Generationless); ok {
+		m.Generation = 0 // also drops one stored before types had none
+	} else if subresource != SubresourceFinalize && s.bumpsGeneration(obj, old) {
 		m.Generation = om.Generation + 1
 	}
 	m.ResourceVersion = ""
