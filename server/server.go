@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -114,14 +117,20 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &Server{log: log, cfg: cfg, stopWatches: make(chan struct{}), serveDone: make(chan struct{})}
-	// The built-in types' merge schemas take client-go ~80 ms to parse,
-	// needed by the first write (the system namespaces): parse them
-	// while etcd starts. Start does not return before this ends.
+	// The built-in types' merge schemas take client-go ~80 ms (and ~30 MB)
+	// to parse, needed by the first write. On a new data directory that
+	// write comes at once (the system namespaces): parse them while etcd
+	// starts. On a restart, leave it to the first write rather than slow
+	// the cache fill. Start does not return before the parse ends.
 	warmed := make(chan struct{})
-	go func() {
-		defer close(warmed)
-		_, _ = fieldmanager.Builtin()
-	}()
+	if freshDataDir(cfg) {
+		go func() {
+			defer close(warmed)
+			_, _ = fieldmanager.Builtin()
+		}()
+	} else {
+		close(warmed)
+	}
 	defer func() { <-warmed }()
 	ok := false
 	defer func() {
@@ -266,6 +275,16 @@ func (s *Server) startStorage(ctx context.Context, cfg Config) error {
 	}
 	s.embedded, s.client = e, e.Client
 	return nil
+}
+
+// freshDataDir reports whether the embedded etcd will start on a new data
+// directory, one that holds no member yet.
+func freshDataDir(cfg Config) bool {
+	if len(cfg.EtcdServers) > 0 || cfg.DataDir == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(cfg.DataDir, "member"))
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // storageFactory gives each type an etcd3 store over the shared client,

@@ -78,8 +78,9 @@ func TestWalkthrough(t *testing.T) {
 			t.Errorf("created object has no %s: %v", f, created)
 		}
 	}
-	if get(created, "metadata.generation") != 1.0 {
-		t.Errorf("generation = %v, want 1", get(created, "metadata.generation"))
+	// As in kube-apiserver, a ConfigMap has no generation.
+	if g, ok := get(created, "metadata.generation").(float64); ok {
+		t.Errorf("generation = %v, want none", g)
 	}
 	rv1 := str(created, "metadata.resourceVersion")
 
@@ -103,15 +104,15 @@ func TestWalkthrough(t *testing.T) {
 	}
 
 	// 4. Update with the resourceVersion just read: 200, a new
-	// resourceVersion, generation 2.
+	// resourceVersion, still no generation.
 	updated := srv.must(t, 200, "PUT", walkCM, fmt.Sprintf(walkUpdate, rv1), ua...)
 	checkFields(t, updated, map[string]string{"data.color": "green", "metadata.uid": str(created, "metadata.uid")})
 	rv2 := str(updated, "metadata.resourceVersion")
 	if rvInt(t, rv2) <= rvInt(t, rv1) {
 		t.Errorf("update resourceVersion %s, want above %s", rv2, rv1)
 	}
-	if get(updated, "metadata.generation") != 2.0 {
-		t.Errorf("generation after update = %v, want 2", get(updated, "metadata.generation"))
+	if g, ok := get(updated, "metadata.generation").(float64); ok {
+		t.Errorf("generation after update = %v, want none", g)
 	}
 
 	// 5. The same update again: its resourceVersion is now stale.
