@@ -3,6 +3,7 @@ package endpoints
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -337,4 +338,48 @@ func (f *fixture) must200Body(path string) []byte {
 		f.t.Fatalf("GET %s = %d: %s", path, r.code, r.body)
 	}
 	return r.body
+}
+
+func TestScaleApplyHTTP(t *testing.T) {
+	f := newScaleFixture(t)
+	apply := func(manager, body string, force bool) response {
+		q := "?fieldManager=" + manager
+		if force {
+			q += "&force=true"
+		}
+		return f.do("PATCH", doohickeys+"/g1/scale"+q, body, "Content-Type", "application/apply-patch+yaml")
+	}
+	body := "apiVersion: autoscaling/v1\nkind: Scale\nmetadata:\n  name: g1\nspec:\n  replicas: 5\n"
+	// The creator (the fixture's client, by user agent) owns
+	// spec.replicas: a non-forced apply through /scale conflicts.
+	st := f.status(apply("autoscaler", body, false), 409, "Conflict")
+	if msg, _ := st["message"].(string); !strings.Contains(msg, ".spec.replicas") {
+		t.Errorf("conflict message %q", msg)
+	}
+	r := apply("autoscaler", body, true)
+	if r.code != 200 {
+		t.Fatalf("forced apply = %d: %s", r.code, r.body)
+	}
+	obj := f.must(200, "GET", doohickeys+"/g1", nil)
+	if field(obj, "spec.replicas") != 5.0 {
+		t.Errorf("replicas %v, want 5", field(obj, "spec.replicas"))
+	}
+	entries, _ := field(obj, "metadata.managedFields").([]any)
+	var found bool
+	for _, e := range entries {
+		m := e.(map[string]any)
+		if m["manager"] == "autoscaler" {
+			found = true
+			if m["operation"] != "Apply" || m["subresource"] != "scale" || m["apiVersion"] != "example.com/v1" {
+				t.Errorf("autoscaler entry %v", m)
+			}
+			if got, _ := json.Marshal(m["fieldsV1"]); string(got) != `{"f:spec":{"f:replicas":{}}}` {
+				t.Errorf("autoscaler owns %s", got)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no autoscaler entry in %v", entries)
+	}
+	f.status(f.do("PATCH", doohickeys+"/g1/scale", body, "Content-Type", "application/apply-patch+yaml"), 422, "Invalid")
 }
