@@ -44,7 +44,7 @@ type OwnerReference struct {
 }
 
 // ManagedFieldsEntry records which manager owns which fields of an object.
-// FieldsV1 is kept as raw JSON: miniapi stores it, it does not interpret it.
+// FieldsV1 is kept as raw JSON; only the fieldmanager package interprets it.
 type ManagedFieldsEntry struct {
 	Manager     string          `json:"manager,omitempty"`
 	Operation   string          `json:"operation,omitempty"`

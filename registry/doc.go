@@ -16,6 +16,11 @@
 //	obj, err := res.Store.Create(ctx, "default", cm, registry.CreateOptions{})
 //	defer reg.Close()
 //
+// Every write records field ownership in metadata.managedFields, and
+// Store.Apply merges server-side apply patches, through the fieldmanager
+// package: the type's merge schema is Kubernetes' own for built-in types
+// (MergeSchema) and the Type's Schema otherwise.
+//
 // Store methods return client-facing errors as *api.StatusError; anything
 // else is a server fault.
 package registry
