@@ -46,7 +46,13 @@ type Config struct {
 	// the main resource; SubresourceScale for a Scale), recorded in
 	// the entries of non-status writes.
 	Subresource string
+	// Finalize is set for types with a /finalize subresource (namespaces):
+	// its writes are recorded with subresource "finalize".
+	Finalize bool
 }
+
+// SubresourceFinalize is a namespace's subresource for spec.finalizers.
+const SubresourceFinalize = "finalize"
 
 // TypeConverter turns objects into typed values of a merge schema and back.
 type TypeConverter = managedfields.TypeConverter
@@ -58,6 +64,7 @@ type Manager struct {
 	subresource string // Config.Subresource: what main serves
 	main        *managedfields.FieldManager
 	status      *managedfields.FieldManager // nil without a status subresource
+	finalize    *managedfields.FieldManager // nil without a finalize subresource
 }
 
 // New builds the Manager for a type.
@@ -88,6 +95,13 @@ func New(cfg Config) (*Manager, error) {
 			return nil, err
 		}
 	}
+	if cfg.Finalize {
+		// What /finalize may change (spec.finalizers) the store decides;
+		// like the main resource, it owns no status.
+		if m.finalize, err = m.newFieldManager(cfg, SubresourceFinalize, mainReset); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
 }
 
@@ -114,6 +128,8 @@ func (m *Manager) forSubresource(subresource string) *managedfields.FieldManager
 		return m.main
 	case SubresourceStatus:
 		return m.status
+	case SubresourceFinalize:
+		return m.finalize
 	}
 	return nil
 }

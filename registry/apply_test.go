@@ -337,3 +337,20 @@ func TestApplyCustomResource(t *testing.T) {
 		}
 	})
 }
+
+func TestFinalizeRecordsItsSubresource(t *testing.T) {
+	reg := newEtcdRegistry(t, Config{})
+	nss := storeOf(t, reg, "namespaces")
+	obj := mustCreate(t, nss, "", `{"metadata":{"name":"ns1"},"spec":{"finalizers":["example.com/a"]}}`)
+	obj.Fields["spec"] = json.RawMessage(`{"finalizers":["kubernetes"]}`)
+	out, err := nss.Update(context.Background(), "", "ns1", obj, UpdateOptions{Subresource: SubresourceFinalize, FieldManager: ControllerFieldManager})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := mustDecode(t, out)
+	// The creator keeps spec itself; the finalizers move to the
+	// controller's entry for /finalize.
+	wantEntries(t, got,
+		entry{"kube-apiserver", "Update", "v1", "", `{"f:spec":{}}`},
+		entry{"kube-controller-manager", "Update", "v1", "finalize", `{"f:spec":{"f:finalizers":{}}}`})
+}

@@ -62,6 +62,7 @@ func (s *Store) fieldManager() (*fieldmanager.Manager, error) {
 		}
 		return fieldmanager.New(fieldmanager.Config{
 			Kind: gvk, TypeConverter: tc, HasStatus: hasStatus(s.t.Strategy), CustomResource: !builtin,
+			Finalize: s.servesSubresource(SubresourceFinalize),
 		})
 	})
 }
