@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/miniapi/miniapi/api"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -158,30 +158,53 @@ func (m *Manager) Update(live, obj *api.Object, manager, subresource string) (*a
 	if !ok {
 		return nil, fmt.Errorf("fieldmanager: unexpected update result")
 	}
+	entries, err := entriesOf(res)
+	if err != nil {
+		return nil, err
+	}
 	out := *obj
-	out.Metadata.ManagedFields = fromMetaEntries(res.GetManagedFields())
+	out.Metadata.ManagedFields = entries
 	return &out, nil
 }
 
-// fromMetaEntries converts apimachinery's managedFields entries to ours.
-func fromMetaEntries(in []metav1.ManagedFieldsEntry) []api.ManagedFieldsEntry {
-	if in == nil {
-		return nil
+// entriesOf reads the managedFields the field manager wrote into u's
+// metadata (in their unstructured form) directly: apimachinery's generic
+// accessor converts them by reflection, which costs more than the
+// ownership computation itself.
+func entriesOf(u *unstructured.Unstructured) ([]api.ManagedFieldsEntry, error) {
+	meta, _ := u.Object["metadata"].(map[string]any)
+	list, ok := meta["managedFields"].([]any)
+	if !ok {
+		return nil, nil
 	}
-	out := make([]api.ManagedFieldsEntry, len(in))
-	for i, e := range in {
-		out[i] = api.ManagedFieldsEntry{
-			Manager: e.Manager, Operation: string(e.Operation), APIVersion: e.APIVersion,
-			FieldsType: e.FieldsType, Subresource: e.Subresource,
+	out := make([]api.ManagedFieldsEntry, 0, len(list))
+	for _, item := range list {
+		e, ok := item.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("fieldmanager: managedFields entry is %T", item)
 		}
-		if e.Time != nil {
-			out[i].Time = &api.Time{Time: e.Time.Time}
+		str := func(k string) string { s, _ := e[k].(string); return s }
+		entry := api.ManagedFieldsEntry{
+			Manager: str("manager"), Operation: str("operation"), APIVersion: str("apiVersion"),
+			FieldsType: str("fieldsType"), Subresource: str("subresource"),
 		}
-		if e.FieldsV1 != nil {
-			out[i].FieldsV1 = e.FieldsV1.Raw
+		if ts := str("time"); ts != "" {
+			t, err := time.Parse(time.RFC3339, ts)
+			if err != nil {
+				return nil, fmt.Errorf("fieldmanager: managedFields time %q: %w", ts, err)
+			}
+			entry.Time = &api.Time{Time: t}
 		}
+		if f, ok := e["fieldsV1"]; ok {
+			raw, err := json.Marshal(f) // map keys sorted, as the field set serializes them
+			if err != nil {
+				return nil, fmt.Errorf("fieldmanager: encode fieldsV1: %w", err)
+			}
+			entry.FieldsV1 = raw
+		}
+		out = append(out, entry)
 	}
-	return out
+	return out, nil
 }
 
 // Apply merges an apply patch (the decoded YAML or JSON of an object) into
@@ -228,22 +251,42 @@ func (m *Manager) liveOrEmpty(live *api.Object) (*unstructured.Unstructured, err
 }
 
 // toUnstructured converts obj to the map form the field manager works on,
-// with whole numbers as int64 as structured-merge-diff expects.
+// with whole numbers as int64 as structured-merge-diff expects. Each part
+// is decoded from the bytes obj already holds rather than re-encoding
+// the whole object first: this runs on every write.
 func toUnstructured(obj *api.Object) (*unstructured.Unstructured, error) {
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return nil, fmt.Errorf("fieldmanager: encode object: %w", err)
+	m := make(map[string]any, len(obj.Fields)+3)
+	if obj.APIVersion != "" {
+		m["apiVersion"] = obj.APIVersion
 	}
-	u := &unstructured.Unstructured{}
-	if err := utiljson.Unmarshal(data, &u.Object); err != nil {
-		return nil, fmt.Errorf("fieldmanager: decode object: %w", err)
+	if obj.Kind != "" {
+		m["kind"] = obj.Kind
+	}
+	meta, err := json.Marshal(&obj.Metadata)
+	if err != nil {
+		return nil, fmt.Errorf("fieldmanager: encode metadata: %w", err)
+	}
+	var mm map[string]any
+	if err := utiljson.Unmarshal(meta, &mm); err != nil {
+		return nil, fmt.Errorf("fieldmanager: decode metadata: %w", err)
 	}
 	if obj.Metadata.ManagedFields != nil && len(obj.Metadata.ManagedFields) == 0 {
 		// An empty list (which the JSON form omits) is how a client
 		// asks for managedFields to be reset.
-		u.SetManagedFields([]metav1.ManagedFieldsEntry{})
+		mm["managedFields"] = []any{}
 	}
-	return u, nil
+	m["metadata"] = mm
+	for k, raw := range obj.Fields {
+		if len(raw) == 0 {
+			continue
+		}
+		var v any
+		if err := utiljson.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("fieldmanager: decode %s: %w", k, err)
+		}
+		m[k] = v
+	}
+	return &unstructured.Unstructured{Object: m}, nil
 }
 
 // fromUnstructured converts the field manager's result back.

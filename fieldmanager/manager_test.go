@@ -1,6 +1,7 @@
 package fieldmanager
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/miniapi/miniapi/api"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 func mustObject(t *testing.T, s string) *api.Object {
@@ -164,4 +166,50 @@ func TestCustomSchemas(t *testing.T) {
 		}
 		wantFields(t, out, "alice", `{"f:metadata":{"f:labels":{"f:a":{}}},"f:spec":{".":{},"f:l":{},"f:x":{".":{},"f:y":{}}}}`)
 	})
+}
+
+// TestEntriesSerializeAsFieldSets checks the fieldsV1 read back from the
+// field manager's unstructured result are byte for byte what
+// structured-merge-diff writes for the same field set, as kube-apiserver
+// stores them for built-in types: key order with fields, keys, set values
+// and subresources.
+func TestEntriesSerializeAsFieldSets(t *testing.T) {
+	gk := schema.GroupKind{Group: "example.com", Kind: "Widget"}
+	tc, err := ForSchema(gk, map[string]json.RawMessage{"v1": json.RawMessage(`{"type":"object","properties":{"spec":{"type":"object","properties":{
+		"items":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","port"],"items":{"type":"object","properties":{"name":{"type":"string"},"port":{"type":"integer"}}}},
+		"tags":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string"}}}},
+		"status":{"type":"object","properties":{"ok":{"type":"boolean"}}}}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(Config{Kind: gk.WithVersion("v1"), TypeConverter: tc, HasStatus: true, CustomResource: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := m.Update(nil, mustObject(t, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","labels":{"b":"1","a":"2"},"annotations":{"x/y":"z"}},
+		"spec":{"items":[{"name":"z","port":2},{"name":"a","port":1}],"tags":["q","b"]}}`), "alice", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := obj.DeepCopy()
+	next.Fields["status"] = json.RawMessage(`{"ok":true}`)
+	if obj, err = m.Update(obj, next, "ctrl", SubresourceStatus); err != nil {
+		t.Fatal(err)
+	}
+	if len(obj.Metadata.ManagedFields) != 2 {
+		t.Fatalf("%d entries, want alice's and ctrl's", len(obj.Metadata.ManagedFields))
+	}
+	for _, e := range obj.Metadata.ManagedFields {
+		var set fieldpath.Set
+		if err := set.FromJSON(bytes.NewReader(e.FieldsV1)); err != nil {
+			t.Fatal(err)
+		}
+		want, err := set.ToJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(e.FieldsV1) != string(want) {
+			t.Errorf("%s: fieldsV1\n %s\nstructured-merge-diff writes\n %s", e.Manager, e.FieldsV1, want)
+		}
+	}
 }
