@@ -3,6 +3,7 @@ package fieldmanager
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,7 +25,9 @@ import (
 // ships for CustomResourceDefinition — the schemas kube-apiserver merges
 // these types with. The runtime.Scheme here only maps a kind to its
 // schema's type name; objects never pass through it. client-go parses its
-// schema once per process, on first use (~80 ms).
+// schema once per process, on the first conversion of one of its types
+// (~80 ms, ~30 MB), so a server whose first writes are to CRDs does not
+// pay it then.
 func Builtin() (TypeConverter, error) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, coordinationv1.AddToScheme, eventsv1.AddToScheme, aev1.AddToScheme} {
@@ -32,28 +35,42 @@ func Builtin() (TypeConverter, error) {
 			return nil, fmt.Errorf("fieldmanager: build scheme: %w", err)
 		}
 	}
-	return builtinConverter{k8s: applyconfigurations.NewTypeConverter(s), apiextensions: aeapply.NewTypeConverter(s)}, nil
+	return &builtinConverter{
+		k8s:           sync.OnceValue(func() TypeConverter { return applyconfigurations.NewTypeConverter(s) }),
+		apiextensions: sync.OnceValue(func() TypeConverter { return aeapply.NewTypeConverter(s) }),
+	}, nil
+}
+
+// ParseBuiltin parses client-go's schema now, for a caller that knows a
+// write to a built-in type is coming and can overlap the parse with
+// other work.
+func ParseBuiltin() {
+	s := runtime.NewScheme()
+	_ = corev1.AddToScheme(s)
+	_ = applyconfigurations.NewTypeConverter(s)
 }
 
 // builtinConverter picks the schema by group: client-go's schema does not
 // describe apiextensions.k8s.io.
 type builtinConverter struct {
-	k8s, apiextensions TypeConverter
+	k8s, apiextensions func() TypeConverter
 }
 
-func (c builtinConverter) pick(gvk schema.GroupVersionKind) TypeConverter {
+func (c *builtinConverter) pick(gvk schema.GroupVersionKind) TypeConverter {
 	if gvk.Group == aev1.GroupName {
-		return c.apiextensions
+		return c.apiextensions()
 	}
-	return c.k8s
+	return c.k8s()
 }
 
-func (c builtinConverter) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
+func (c *builtinConverter) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
 	return c.pick(obj.GetObjectKind().GroupVersionKind()).ObjectToTyped(obj, opts...)
 }
 
-func (c builtinConverter) TypedToObject(v *typed.TypedValue) (runtime.Object, error) {
-	return c.k8s.TypedToObject(v)
+func (c *builtinConverter) TypedToObject(v *typed.TypedValue) (runtime.Object, error) {
+	// Both schemas turn typed values back into the same unstructured
+	// form; the apiextensions one is the cheaper to load.
+	return c.apiextensions().TypedToObject(v)
 }
 
 // ForSchema returns the merge schema of a custom type from the OpenAPI v3

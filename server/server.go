@@ -126,7 +126,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if freshDataDir(cfg) {
 		go func() {
 			defer close(warmed)
-			_, _ = fieldmanager.Builtin()
+			fieldmanager.ParseBuiltin()
 		}()
 	} else {
 		close(warmed)
