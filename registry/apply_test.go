@@ -351,6 +351,6 @@ func TestFinalizeRecordsItsSubresource(t *testing.T) {
 	// The creator keeps spec itself; the finalizers move to the
 	// controller's entry for /finalize.
 	wantEntries(t, got,
-		entry{"kube-apiserver", "Update", "v1", "", `{"f:spec":{}}`},
+		entry{"kube-apiserver", "Update", "v1", "", `{"f:metadata":{"f:labels":{".":{},"f:kubernetes.io/metadata.name":{}}},"f:spec":{}}`},
 		entry{"kube-controller-manager", "Update", "v1", "finalize", `{"f:spec":{"f:finalizers":{}}}`})
 }

@@ -73,10 +73,13 @@ type namespaceStrategy struct{}
 // HasStatus reports that namespaces have a /status subresource.
 func (namespaceStrategy) HasStatus() bool { return true }
 
-// Default sets status.phase to Active when it is unset, as Kubernetes'
-// v1 defaults do. A status that is not a JSON object is left for
-// Normalize to refuse.
+// Default sets status.phase to Active when it is unset and, once the
+// namespace has a name, the label kubernetes.io/metadata.name to it, as
+// Kubernetes' v1 defaults do: the writer of a namespace owns that label in
+// managedFields, as in kube-apiserver. A status that is not a JSON object
+// is left for Normalize to refuse.
 func (namespaceStrategy) Default(obj *api.Object) {
+	setNameLabel(obj)
 	status, ok := objectField(obj, "status")
 	if ok {
 		var phase string
@@ -88,6 +91,24 @@ func (namespaceStrategy) Default(obj *api.Object) {
 		}
 	}
 }
+
+// labelMetadataName is the label every namespace carries with its name.
+const labelMetadataName = "kubernetes.io/metadata.name"
+
+// setNameLabel sets kubernetes.io/metadata.name to the namespace's name.
+func setNameLabel(obj *api.Object) {
+	if obj.Metadata.Name == "" {
+		return // a generated name is labelled by Canonicalize
+	}
+	if obj.Metadata.Labels == nil {
+		obj.Metadata.Labels = map[string]string{}
+	}
+	obj.Metadata.Labels[labelMetadataName] = obj.Metadata.Name
+}
+
+// Canonicalize labels a namespace whose name was generated, which
+// defaulting could not, as kube-apiserver's namespace strategy does.
+func (namespaceStrategy) Canonicalize(obj *api.Object) { setNameLabel(obj) }
 
 // PrepareForCreate puts the "kubernetes" finalizer in spec.finalizers when
 // it is missing: kube-apiserver requires it on every new namespace (the

@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,5 +130,31 @@ func TestNamespacePhaseSelector(t *testing.T) {
 	}
 	if a.Fields["status.phase"] != "Active" || a.Fields["metadata.name"] != "dev" {
 		t.Errorf("fields = %v", a.Fields)
+	}
+}
+
+func TestNamespaceNameLabel(t *testing.T) {
+	reg := newEtcdRegistry(t, Config{})
+	nss := storeOf(t, reg, "namespaces")
+	named := mustCreate(t, nss, "", `{"metadata":{"name":"team-a","labels":{"kubernetes.io/metadata.name":"other"}}}`)
+	if got := named.Metadata.Labels["kubernetes.io/metadata.name"]; got != "team-a" {
+		t.Errorf("label %q, want the name", got)
+	}
+	// The creator owns the label, as kube-apiserver records it.
+	if len(named.Metadata.ManagedFields) != 1 || !strings.Contains(string(named.Metadata.ManagedFields[0].FieldsV1), `"f:kubernetes.io/metadata.name"`) {
+		t.Errorf("managedFields %+v", named.Metadata.ManagedFields)
+	}
+	generated := mustCreate(t, nss, "", `{"metadata":{"generateName":"gen-"}}`)
+	if got := generated.Metadata.Labels["kubernetes.io/metadata.name"]; got != generated.Metadata.Name || got == "" {
+		t.Errorf("generated namespace %q labelled %q", generated.Metadata.Name, got)
+	}
+	// An update cannot take the label away.
+	named.Metadata.Labels = map[string]string{"x": "y"}
+	out, err := nss.Update(context.Background(), "", "team-a", named, UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustDecode(t, out).Metadata.Labels; got["kubernetes.io/metadata.name"] != "team-a" || got["x"] != "y" {
+		t.Errorf("labels after update %v", got)
 	}
 }

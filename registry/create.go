@@ -78,6 +78,9 @@ func (s *Store) Create(ctx context.Context, ns string, obj *api.Object, opts Cre
 	for attempt := 0; ; attempt++ {
 		if generate {
 			obj.Metadata.Name = generatedName(obj.Metadata.GenerateName)
+			if c, ok := s.t.Strategy.(Canonicalizer); ok {
+				c.Canonicalize(obj)
+			}
 		}
 		data, err := encode(obj)
 		if err != nil {

@@ -25,6 +25,13 @@ type CreatePreparer interface {
 	PrepareForCreate(obj *api.Object)
 }
 
+// Canonicalizer is implemented by strategies that complete a new object
+// once its name is final (generated from generateName), as
+// kube-apiserver's Canonicalize: after validation, and owned by no one.
+type Canonicalizer interface {
+	Canonicalize(obj *api.Object)
+}
+
 // UpdatePreparer adjusts an update of the main resource before it is
 // defaulted and validated, e.g. to keep fields clients may not change
 // there (a Namespace's spec.finalizers).
