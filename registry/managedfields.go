@@ -2,7 +2,6 @@ package registry
 
 import (
 	"encoding/json"
-	"log/slog"
 	"sync"
 
 	"github.com/miniapi/miniapi/api"
@@ -34,7 +33,7 @@ type fieldManagerCache struct {
 func (c *fieldManagerCache) get(s *Store, build func() (*fieldmanager.Manager, error)) (*fieldmanager.Manager, error) {
 	c.once.Do(func() {
 		if c.m, c.err = build(); c.err != nil {
-			slog.Error("registry: managedFields are not tracked for this type", "type", s.t.GroupResource(), "err", c.err)
+			s.reg.cfg.Logger.Error("registry: managedFields are not tracked for this type", "type", s.t.GroupResource(), "err", c.err)
 		}
 	})
 	return c.m, c.err
