@@ -113,7 +113,7 @@ func (m *Manager) newFieldManager(cfg Config, subresource string, reset map[fiel
 	if cfg.CustomResource {
 		newFM = managedfields.NewDefaultCRDFieldManager
 	}
-	fm, err := newFM(cfg.TypeConverter, unstructuredConverter{}, noDefaults{}, unstructuredCreater{}, cfg.Kind, hub, subresource, reset)
+	fm, err := newFM(cfg.TypeConverter, unstructuredConverter{}, noDefaults{}, emptyCreater{cfg.TypeConverter}, cfg.Kind, hub, subresource, reset)
 	if err != nil {
 		return nil, fmt.Errorf("fieldmanager: %s: %w", cfg.Kind, err)
 	}
@@ -242,12 +242,32 @@ func (m *Manager) Apply(live *api.Object, patch map[string]any, manager, subreso
 // liveOrEmpty is live in unstructured form, or an empty object of the
 // type when there is none (a create).
 func (m *Manager) liveOrEmpty(live *api.Object) (*unstructured.Unstructured, error) {
-	if live == nil {
-		u := &unstructured.Unstructured{Object: map[string]any{}}
-		u.SetGroupVersionKind(m.kind)
-		return u, nil
+	if live != nil {
+		return toUnstructured(live)
 	}
-	return toUnstructured(live)
+	return newEmpty(m.tc, m.kind)
+}
+
+// newEmpty is an empty object of a kind, as kube-apiserver creates one
+// to compare a create with (and to find which fields of an object that
+// predates managedFields nobody has written).
+func newEmpty(tc TypeConverter, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
+	if e, ok := tc.(emptyObjecter); ok {
+		obj, err := e.emptyObject(gvk)
+		if err != nil {
+			return nil, err
+		}
+		return &unstructured.Unstructured{Object: obj}, nil
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
+// emptyObjecter is implemented by type converters that know what an
+// empty object of their kinds looks like to kube-apiserver.
+type emptyObjecter interface {
+	emptyObject(schema.GroupVersionKind) (map[string]any, error)
 }
 
 // toUnstructured converts obj to the map form the field manager works on,
@@ -366,13 +386,12 @@ type noDefaults struct{}
 
 func (noDefaults) Default(runtime.Object) {}
 
-// unstructuredCreater makes empty objects of a kind.
-type unstructuredCreater struct{}
+// emptyCreater makes empty objects of a kind for kube's field manager,
+// the same newEmpty gives a create.
+type emptyCreater struct{ tc TypeConverter }
 
-func (unstructuredCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
-	u := &unstructured.Unstructured{Object: map[string]any{}}
-	u.SetGroupVersionKind(gvk)
-	return u, nil
+func (c emptyCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	return newEmpty(c.tc, gvk)
 }
 
 // maxManagerLength is the longest field manager name kube-apiserver

@@ -13,6 +13,7 @@ import (
 	aeopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/applyconfigurations"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -36,6 +37,7 @@ func Builtin() (TypeConverter, error) {
 		}
 	}
 	return &builtinConverter{
+		scheme:        s,
 		k8s:           sync.OnceValue(func() TypeConverter { return applyconfigurations.NewTypeConverter(s) }),
 		apiextensions: sync.OnceValue(func() TypeConverter { return aeapply.NewTypeConverter(s) }),
 	}, nil
@@ -53,7 +55,29 @@ func ParseBuiltin() {
 // builtinConverter picks the schema by group: client-go's schema does not
 // describe apiextensions.k8s.io.
 type builtinConverter struct {
+	scheme             *runtime.Scheme
 	k8s, apiextensions func() TypeConverter
+}
+
+// emptyObject is the new, empty object of a built-in kind as
+// kube-apiserver compares a create with: the Go type's zero value, whose
+// JSON has its struct fields ("spec": {}) and null timestamps, so a
+// client that sends them does not come to own them.
+func (c *builtinConverter) emptyObject(gvk schema.GroupVersionKind) (map[string]any, error) {
+	obj, err := c.scheme.New(gvk)
+	if err != nil {
+		return nil, fmt.Errorf("fieldmanager: %s: %w", gvk, err)
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("fieldmanager: encode empty %s: %w", gvk, err)
+	}
+	var m map[string]any
+	if err := utiljson.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("fieldmanager: decode empty %s: %w", gvk, err)
+	}
+	m["apiVersion"], m["kind"] = gvk.GroupVersion().String(), gvk.Kind
+	return m, nil
 }
 
 func (c *builtinConverter) pick(gvk schema.GroupVersionKind) TypeConverter {

@@ -348,9 +348,9 @@ func TestFinalizeRecordsItsSubresource(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := mustDecode(t, out)
-	// The creator keeps spec itself; the finalizers move to the
+	// The creator keeps the name label; the finalizers move to the
 	// controller's entry for /finalize.
 	wantEntries(t, got,
-		entry{"kube-apiserver", "Update", "v1", "", `{"f:metadata":{"f:labels":{".":{},"f:kubernetes.io/metadata.name":{}}},"f:spec":{}}`},
+		entry{"kube-apiserver", "Update", "v1", "", `{"f:metadata":{"f:labels":{".":{},"f:kubernetes.io/metadata.name":{}}}}`},
 		entry{"kube-controller-manager", "Update", "v1", "finalize", `{"f:spec":{"f:finalizers":{}}}`})
 }

@@ -144,6 +144,12 @@ func TestNamespaceNameLabel(t *testing.T) {
 	if len(named.Metadata.ManagedFields) != 1 || !strings.Contains(string(named.Metadata.ManagedFields[0].FieldsV1), `"f:kubernetes.io/metadata.name"`) {
 		t.Errorf("managedFields %+v", named.Metadata.ManagedFields)
 	}
+	// kubectl sends an empty spec and status; as in kube-apiserver, where
+	// the empty namespace compared with has them too, they are not owned.
+	kubectl := mustCreate(t, nss, "", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"k","creationTimestamp":null},"spec":{},"status":{}}`)
+	if got := string(kubectl.Metadata.ManagedFields[0].FieldsV1); got != `{"f:metadata":{"f:labels":{".":{},"f:kubernetes.io/metadata.name":{}}}}` {
+		t.Errorf("kubectl-style create owns %s", got)
+	}
 	generated := mustCreate(t, nss, "", `{"metadata":{"generateName":"gen-"}}`)
 	if got := generated.Metadata.Labels["kubernetes.io/metadata.name"]; got != generated.Metadata.Name || got == "" {
 		t.Errorf("generated namespace %q labelled %q", generated.Metadata.Name, got)
