@@ -29,7 +29,7 @@ func (c *Controller) finalize(ctx context.Context, store *registry.Store, s stor
 	}
 	// Objects stay served until they are gone, but no new ones come.
 	if len(c.served[name]) > 0 {
-		types := Types(s.crd, s.crd.Status.AcceptedNames)
+		types := Types(s.crd, c.servingNames(name, s.crd.Status.AcceptedNames))
 		for i := range types {
 			types[i].CreatesRefused = true
 		}
@@ -77,6 +77,24 @@ func (c *Controller) finalize(ctx context.Context, store *registry.Store, s stor
 		obj.Metadata.Finalizers = fins
 		return true
 	})
+}
+
+// servingNames returns the names CRD name is served under: accepted, as
+// its status records them, or, when the CRD was deleted before the status
+// recording them was written (the write conflicted with the deletion),
+// the names its served types carry.
+func (c *Controller) servingNames(name string, accepted Names) Names {
+	if accepted.Plural != "" {
+		return accepted
+	}
+	snap := c.reg.Snapshot()
+	for _, g := range c.served[name] {
+		if res, ok := snap.Lookup(g.Group, g.Version, g.Resource); ok {
+			t := res.Type
+			return Names{Plural: t.Plural, Singular: t.Singular, ShortNames: t.ShortNames, Kind: t.Kind, ListKind: t.ListKind, Categories: t.Categories}
+		}
+	}
+	return accepted
 }
 
 // setTerminating sets the Terminating condition of the CRD with uid.
