@@ -88,10 +88,10 @@ var (
 	builtinObjectMediaTypes = []string{"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"}
 	builtinListMediaTypes   = []string{"application/json", "application/yaml", "application/json;stream=watch",
 		"application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf;stream=watch"}
-	// patchTypes are the patches every type accepts; built-in kinds also
-	// take strategic merge patches, which is how kubectl tells that it may
-	// send one.
-	patchTypes = []string{registry.PatchJSON, registry.PatchMerge}
+	// patchTypes are the patches every type accepts, server-side apply
+	// included; built-in kinds also take strategic merge patches, which
+	// is how kubectl tells that it may send one.
+	patchTypes = []string{registry.PatchJSON, registry.PatchMerge, registry.PatchApply}
 )
 
 // typeNames are the names a type's operations and definitions use.
