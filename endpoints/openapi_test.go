@@ -216,6 +216,9 @@ func TestOpenAPIV3ClientGo(t *testing.T) {
 			if smp := slices.Contains(types, "application/strategic-merge-patch+json"); smp != tc.builtin {
 				t.Errorf("patch types %v: strategic merge %v, want %v", types, smp, tc.builtin)
 			}
+			if !slices.Contains(types, "application/apply-patch+yaml") {
+				t.Errorf("patch types %v do not include server-side apply", types)
+			}
 			for path, item := range doc.Paths.Paths {
 				for method, op := range map[string]*spec3.Operation{"post": item.Post, "put": item.Put, "patch": item.Patch} {
 					if op != nil && !slices.ContainsFunc(op.Parameters, func(p *spec3.Parameter) bool { return p.Name == "fieldValidation" }) {
