@@ -223,16 +223,18 @@ func (m *Manager) Apply(live *api.Object, patch map[string]any, manager, subreso
 		return nil, err
 	}
 	patchU := &unstructured.Unstructured{Object: patch}
-	if patchU.GroupVersionKind() == m.kind {
-		// A patch that does not fit the schema is the client's mistake:
-		// kube-apiserver reports it with this wording (as a 500; the fix
-		// to make it a 400 is kubernetes/kubernetes#139255).
-		if _, err := m.tc.ObjectToTyped(patchU); err != nil {
+	out, err := fm.Apply(liveU, patchU, manager, force)
+	var se apierrors.APIStatus
+	if err != nil && !errors.As(err, &se) {
+		// A patch that does not fit the schema is the client's mistake,
+		// which kube-apiserver reports with this wording (as a 500; the
+		// fix to make it a 400 is kubernetes/kubernetes#139255). Checked
+		// only here, so a good patch is converted once.
+		if _, terr := m.tc.ObjectToTyped(patchU); terr != nil {
 			return nil, api.NewBadRequest(fmt.Sprintf("failed to create typed patch object (%s/%s; %s): %v",
-				patchU.GetNamespace(), patchU.GetName(), m.kind, err))
+				patchU.GetNamespace(), patchU.GetName(), m.kind, terr))
 		}
 	}
-	out, err := fm.Apply(liveU, patchU, manager, force)
 	if err != nil {
 		return nil, statusError(err)
 	}

@@ -57,13 +57,19 @@ func ParseBuiltin() {
 type builtinConverter struct {
 	scheme             *runtime.Scheme
 	k8s, apiextensions func() TypeConverter
+	// empties caches emptyObject's answer by kind: every create needs it.
+	empties sync.Map // schema.GroupVersionKind → map[string]any
 }
 
 // emptyObject is the new, empty object of a built-in kind as
 // kube-apiserver compares a create with: the Go type's zero value, whose
 // JSON has its struct fields ("spec": {}) and null timestamps, so a
-// client that sends them does not come to own them.
+// client that sends them does not come to own them. The caller gets its
+// own copy.
 func (c *builtinConverter) emptyObject(gvk schema.GroupVersionKind) (map[string]any, error) {
+	if m, ok := c.empties.Load(gvk); ok {
+		return runtime.DeepCopyJSON(m.(map[string]any)), nil
+	}
 	obj, err := c.scheme.New(gvk)
 	if err != nil {
 		return nil, fmt.Errorf("fieldmanager: %s: %w", gvk, err)
@@ -77,7 +83,8 @@ func (c *builtinConverter) emptyObject(gvk schema.GroupVersionKind) (map[string]
 		return nil, fmt.Errorf("fieldmanager: decode empty %s: %w", gvk, err)
 	}
 	m["apiVersion"], m["kind"] = gvk.GroupVersion().String(), gvk.Kind
-	return m, nil
+	c.empties.Store(gvk, m)
+	return runtime.DeepCopyJSON(m), nil
 }
 
 func (c *builtinConverter) pick(gvk schema.GroupVersionKind) TypeConverter {

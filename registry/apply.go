@@ -65,7 +65,7 @@ func (s *Store) Apply(ctx context.Context, ns, name string, patch []byte, opts A
 		}
 		return merged, nil
 	}
-	uopts := UpdateOptions{DryRun: opts.DryRun, Subresource: opts.Subresource, FieldManager: opts.FieldManager, applied: true}
+	uopts := UpdateOptions{DryRun: opts.DryRun, Subresource: opts.Subresource, FieldManager: opts.FieldManager, fieldsRecorded: true}
 	for {
 		out, err = s.update(ctx, ns, name, uopts, merge)
 		if !api.IsNotFound(err) || opts.Subresource != "" {
@@ -77,7 +77,7 @@ func (s *Store) Apply(ctx context.Context, ns, name string, patch []byte, opts A
 		if err != nil {
 			return nil, false, err
 		}
-		out, err = s.Create(ctx, ns, obj, CreateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, applied: true})
+		out, err = s.Create(ctx, ns, obj, CreateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, fieldsRecorded: true})
 		if api.IsAlreadyExists(err) {
 			continue // created meanwhile: apply to it
 		}
@@ -90,19 +90,27 @@ func (s *Store) Apply(ctx context.Context, ns, name string, patch []byte, opts A
 // fieldValidation directive asks.
 func decodeApplyPatch(ctx context.Context, patch []byte, directive string) (map[string]any, error) {
 	var obj map[string]any
-	if err := yaml.Unmarshal(patch, &obj); err != nil {
-		return nil, api.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+	strictErr := error(nil)
+	if directive != FieldValidationIgnore {
+		// Most patches have no duplicate fields: one strict decode then
+		// serves both the check and the patch.
+		if strictErr = yaml.UnmarshalStrict(patch, &obj); strictErr != nil {
+			obj = nil
+		}
+	}
+	if obj == nil {
+		if err := yaml.Unmarshal(patch, &obj); err != nil {
+			return nil, api.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+		}
 	}
 	if obj == nil {
 		return nil, api.NewBadRequest("error decoding patch: the patch is empty")
 	}
-	if directive == FieldValidationStrict || directive == FieldValidationWarn || directive == "" {
-		if err := yaml.UnmarshalStrict(patch, &map[string]any{}); err != nil {
-			if directive == FieldValidationStrict {
-				return nil, api.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", err))
-			}
-			api.AddWarning(ctx, strings.TrimSpace(err.Error()))
+	if strictErr != nil {
+		if directive == FieldValidationStrict {
+			return nil, api.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", strictErr))
 		}
+		api.AddWarning(ctx, strings.TrimSpace(strictErr.Error()))
 	}
 	return obj, nil
 }

@@ -22,9 +22,9 @@ type CreateOptions struct {
 	// fields obj sets (DefaultFieldManager when empty).
 	FieldManager string
 
-	// applied marks an object an apply patch created: its managedFields
-	// are already the applier's.
-	applied bool
+	// fieldsRecorded marks an object whose managedFields the caller has
+	// computed (an apply that creates): Create records nothing more.
+	fieldsRecorded bool
 }
 
 // generateNameAttempts bounds retries when a generated name collides.
@@ -55,7 +55,7 @@ func (s *Store) Create(ctx context.Context, ns string, obj *api.Object, opts Cre
 	if err := s.normalize(obj); err != nil {
 		return nil, err
 	}
-	if !opts.applied {
+	if !opts.fieldsRecorded {
 		var err error
 		if obj, err = s.recordUpdate(nil, obj, opts.FieldManager, ""); err != nil {
 			return nil, err

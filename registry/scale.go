@@ -202,8 +202,8 @@ func (s *Store) writeScale(ctx context.Context, ns, name string, opts UpdateOpti
 	}
 	ns = s.namespaceOf(ns)
 	specPath := s.t.Scale.SpecReplicasPath
-	opts.Subresource = "" // the object's own update rules apply
-	opts.applied = true   // managedFields come from the Scale's
+	opts.Subresource = ""      // the object's own update rules apply
+	opts.fieldsRecorded = true // managedFields come from the Scale's
 	gv := schema.GroupVersion{Group: s.t.Group, Version: s.t.Version}
 	out, err := s.update(ctx, ns, name, opts, func(obj *api.Object) (*api.Object, error) {
 		cur, found, err := s.scaleOf(obj)

@@ -28,9 +28,9 @@ type UpdateOptions struct {
 	// an apply, the applier.
 	FieldManager string
 
-	// applied marks an update whose transform merged an apply patch
-	// and computed managedFields itself.
-	applied bool
+	// fieldsRecorded marks an update whose transform computed the
+	// managedFields itself (an apply's merge, a Scale's entries).
+	fieldsRecorded bool
 	// markDeleting sets deletionTimestamp: Delete's path for objects
 	// with finalizers.
 	markDeleting bool
@@ -94,7 +94,7 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 		}
 		// As kube-apiserver, marking an object deleted is not a
 		// write anyone manages.
-		if !opts.applied && !opts.markDeleting {
+		if !opts.fieldsRecorded && !opts.markDeleting {
 			if obj, err = s.recordUpdate(old, obj, opts.FieldManager, opts.Subresource); err != nil {
 				return nil, err
 			}
@@ -174,12 +174,12 @@ var errEmptiedFinalizers = errors.New("registry: update empties the finalizers o
 func (s *Store) prepareForUpdate(obj, old *api.Object, opts UpdateOptions) error {
 	subresource := opts.Subresource
 	if subresource == SubresourceStatus {
-		// Only .status changes through /status; an apply's merge has
-		// already computed the managedFields.
+		// Only .status changes through /status; managedFields the
+		// transform computed are kept.
 		status, ok := obj.Fields["status"]
 		managed := obj.Metadata.ManagedFields
 		*obj = *old.DeepCopy()
-		if opts.applied {
+		if opts.fieldsRecorded {
 			obj.Metadata.ManagedFields = managed
 		}
 		if ok {
