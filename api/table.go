@@ -34,8 +34,19 @@ type TableColumnDefinition struct {
 // TableRow is one object's cells plus, as includeObject asks, nothing
 // (null), its PartialObjectMetadata, or the whole object.
 type TableRow struct {
-	Cells  []any           `json:"cells"`
-	Object json.RawMessage `json:"object"`
+	Cells []any `json:"cells"`
+	// Conditions describe the row, e.g. a Completed pod's, which
+	// kubectl hides unless asked to show all.
+	Conditions []TableRowCondition `json:"conditions,omitempty"`
+	Object     json.RawMessage     `json:"object"`
+}
+
+// TableRowCondition is one condition of a Table row.
+type TableRowCondition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // PartialObjectMetadata is an object reduced to its metadata, as the

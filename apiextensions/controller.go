@@ -312,7 +312,7 @@ func (c *Controller) writeStatus(ctx context.Context, store *registry.Store, s s
 	if err := setStatus(obj, st); err != nil {
 		return err
 	}
-	_, err := store.Update(ctx, "", obj.Metadata.Name, obj, registry.UpdateOptions{Subresource: registry.SubresourceStatus})
+	_, err := store.UpdateObject(ctx, "", obj.Metadata.Name, obj, registry.UpdateOptions{Subresource: registry.SubresourceStatus})
 	if api.IsNotFound(err) {
 		return nil
 	}

@@ -131,7 +131,7 @@ func updateCRD(ctx context.Context, store *registry.Store, name, uid, sub string
 	if obj.Metadata.UID != uid || !change(&obj) {
 		return nil
 	}
-	_, err = store.Update(ctx, "", name, &obj, registry.UpdateOptions{Subresource: sub})
+	_, err = store.UpdateObject(ctx, "", name, &obj, registry.UpdateOptions{Subresource: sub})
 	if api.IsNotFound(err) {
 		return nil
 	}

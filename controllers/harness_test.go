@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
 	"github.com/miniapi/miniapi/storage/cacher"
@@ -62,7 +63,7 @@ func newFixture(t *testing.T, selection ...string) *fixture {
 		DisableGarbageCollection: !sel.Enabled(GarbageCollectorName),
 	})
 	t.Cleanup(func() { reg.Close() })
-	for _, typ := range append(registry.BuiltinTypes(), widgetType) {
+	for _, typ := range append(builtin.Types(builtin.Config{}), widgetType) {
 		if err := reg.Add(typ); err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +129,7 @@ func (f *fixture) create(s *registry.Store, ns, name string, metadata map[string
 	if err := json.Unmarshal(body, &obj); err != nil {
 		f.t.Fatal(err)
 	}
-	out, err := s.Create(f.ctx(), ns, &obj, registry.CreateOptions{})
+	out, err := s.CreateObject(f.ctx(), ns, &obj, registry.CreateOptions{})
 	if err != nil {
 		f.t.Fatalf("create %s %s/%s: %v", s.Type().Plural, ns, name, err)
 	}
@@ -169,7 +170,7 @@ func (f *fixture) dropFinalizers(s *registry.Store, ns, name string) {
 			f.t.Fatalf("%s %s/%s is gone", s.Type().Plural, ns, name)
 		}
 		obj.Metadata.Finalizers = nil
-		_, err := s.Update(f.ctx(), ns, name, obj, registry.UpdateOptions{})
+		_, err := s.UpdateObject(f.ctx(), ns, name, obj, registry.UpdateOptions{})
 		if err == nil {
 			return
 		}

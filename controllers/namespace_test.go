@@ -51,7 +51,7 @@ func TestNamespaceDeletionEmptiesThenRemoves(t *testing.T) {
 	if cur == nil || phase(cur) != "Terminating" {
 		t.Fatalf("namespace while content is held: %v", cur)
 	}
-	_, err := f.configMaps().Create(f.ctx(), ns, &api.Object{Metadata: api.ObjectMeta{Name: "late"}}, registry.CreateOptions{})
+	_, err := f.configMaps().CreateObject(f.ctx(), ns, &api.Object{Metadata: api.ObjectMeta{Name: "late"}}, registry.CreateOptions{})
 	if api.ReasonForError(err) != api.ReasonForbidden {
 		t.Fatalf("create in a terminating namespace: %v, want 403 Forbidden", err)
 	}

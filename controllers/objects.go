@@ -31,7 +31,7 @@ func updateObject(ctx context.Context, store *registry.Store, ns, name, uid, sub
 		}
 		// obj carries the resourceVersion it was read at, so the update
 		// fails with a conflict if the object moved on meanwhile.
-		_, err = store.Update(ctx, ns, name, obj, registry.UpdateOptions{Subresource: sub, FieldManager: registry.ControllerFieldManager})
+		_, err = store.UpdateObject(ctx, ns, name, obj, registry.UpdateOptions{Subresource: sub, FieldManager: registry.ControllerFieldManager})
 		switch {
 		case err == nil || api.IsNotFound(err):
 			return nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
 	"github.com/miniapi/miniapi/storage/etcd3"
@@ -39,7 +40,7 @@ func newFixture(t *testing.T) *fixture {
 	reg := registry.New(registry.Config{Storage: func(*registry.Type, storage.ResourceKeys, storage.AttrFunc) (storage.Interface, func() error, error) {
 		return etcd3.New(etcd3.Config{Client: client}), nil, nil
 	}})
-	for _, typ := range append(registry.BuiltinTypes(), widgetType) {
+	for _, typ := range append(builtin.Types(builtin.Config{}), widgetType) {
 		if err := reg.Add(typ); err != nil {
 			t.Fatal(err)
 		}

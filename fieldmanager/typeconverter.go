@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	aev1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	aeapply "k8s.io/apiextensions-apiserver/pkg/client/applyconfiguration"
 	aeopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
@@ -16,13 +14,14 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/applyconfigurations"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
 
 // Builtin returns the merge schema of the built-in types miniapi serves:
-// the structured-merge-diff schema client-go ships for k8s.io/api (core,
-// coordination.k8s.io, events.k8s.io) and the one apiextensions-apiserver
+// the structured-merge-diff schema client-go ships for k8s.io/api (every
+// group kube-apiserver serves) and the one apiextensions-apiserver
 // ships for CustomResourceDefinition — the schemas kube-apiserver merges
 // these types with. The runtime.Scheme here only maps a kind to its
 // schema's type name; objects never pass through it. client-go parses its
@@ -31,7 +30,7 @@ import (
 // pay it then.
 func Builtin() (TypeConverter, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, coordinationv1.AddToScheme, eventsv1.AddToScheme, aev1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, aev1.AddToScheme} {
 		if err := add(s); err != nil {
 			return nil, fmt.Errorf("fieldmanager: build scheme: %w", err)
 		}

@@ -164,7 +164,7 @@ func (e *Env) createNamespaces(ctx context.Context, names []string) error {
 	}
 	for _, name := range names {
 		ns := &api.Object{APIVersion: "v1", Kind: "Namespace", Metadata: api.ObjectMeta{Name: name}}
-		_, err := res.Store.Create(ctx, "", ns, registry.CreateOptions{})
+		_, err := res.Store.CreateObject(ctx, "", ns, registry.CreateOptions{})
 		if err != nil && api.ReasonForError(err) != api.ReasonAlreadyExists {
 			return fmt.Errorf("create namespace %s: %w", name, err)
 		}

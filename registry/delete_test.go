@@ -13,7 +13,20 @@ import (
 	"github.com/miniapi/miniapi/storage/etcd3/etcd3test"
 )
 
-// newEtcdRegistry serves the built-in types over a fresh embedded etcd.
+// testTypes are generic stand-ins for namespaces and ConfigMaps: the
+// registry's own rules (metadata, finalizers, garbage collection,
+// managedFields, scale) are tested on them; the built-in kinds' rules are
+// kube's, tested in package builtin.
+func testTypes() []Type {
+	return []Type{
+		{Version: "v1", Kind: "Namespace", Plural: "namespaces", NameValidation: NameLabel, Strategy: GenericStrategy{Status: true}},
+		{Version: "v1", Kind: "ConfigMap", Plural: "configmaps", Namespaced: true, Strategy: GenericStrategy{},
+			Schema: json.RawMessage(`{"type":"object","properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},` +
+				`"data":{"type":"object","additionalProperties":{"type":"string"}},"immutable":{"type":"boolean"}}}`)},
+	}
+}
+
+// newEtcdRegistry serves the test types over a fresh embedded etcd.
 func newEtcdRegistry(t *testing.T, cfg Config) *Registry {
 	t.Helper()
 	if testing.Short() {
@@ -24,7 +37,7 @@ func newEtcdRegistry(t *testing.T, cfg Config) *Registry {
 		return etcd3.New(etcd3.Config{Client: client}), nil, nil
 	}
 	reg := New(cfg)
-	for _, typ := range BuiltinTypes() {
+	for _, typ := range testTypes() {
 		if err := reg.Add(typ); err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +61,7 @@ func mustCreate(t *testing.T, s *Store, ns, body string) *api.Object {
 	if err := json.Unmarshal([]byte(body), &obj); err != nil {
 		t.Fatal(err)
 	}
-	out, err := s.Create(context.Background(), ns, &obj, CreateOptions{})
+	out, err := s.CreateObject(context.Background(), ns, &obj, CreateOptions{})
 	if err != nil {
 		t.Fatalf("create %s: %v", body, err)
 	}
@@ -109,7 +122,7 @@ func TestDeleteWithFinalizersMarksThenRemoves(t *testing.T) {
 	}
 
 	marked.Metadata.Finalizers = nil
-	if _, err := cms.Update(ctx, "ns1", "held", marked, UpdateOptions{}); err != nil {
+	if _, err := cms.UpdateObject(ctx, "ns1", "held", marked, UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if ev := nextEvent(t, w); ev.Type != storage.Deleted {
@@ -161,89 +174,5 @@ func TestPropagationPolicyFinalizers(t *testing.T) {
 				t.Fatalf("deleted %v, deletionTimestamp %v, finalizers %v; want marked with %v", deleted, got.DeletionTimestamp, got.Finalizers, tc.want)
 			}
 		})
-	}
-}
-
-func TestNamespaceDeleteTerminatesAndFinalizes(t *testing.T) {
-	ctx := context.Background()
-	reg := newEtcdRegistry(t, Config{})
-	nss := storeOf(t, reg, "namespaces")
-	mustCreate(t, nss, "", `{"metadata":{"name":"ns1"}}`)
-
-	out, deleted, err := nss.Delete(ctx, "", "ns1", DeleteOptions{})
-	if err != nil || deleted {
-		t.Fatalf("delete = %v, %v; want kept", deleted, err)
-	}
-	ns := mustDecode(t, out)
-	if ns.Metadata.DeletionTimestamp == nil || ns.Metadata.DeletionGracePeriodSeconds != nil {
-		t.Fatalf("metadata %+v: want deletionTimestamp and no grace period", ns.Metadata)
-	}
-	if got := string(ns.Fields["status"]); got != `{"phase":"Terminating"}` {
-		t.Fatalf("status %s", got)
-	}
-	// spec.finalizers hold it: deleting again answers it unchanged.
-	again, deleted, err := nss.Delete(ctx, "", "ns1", DeleteOptions{})
-	if err != nil || deleted || mustDecode(t, again).Metadata.ResourceVersion != ns.Metadata.ResourceVersion {
-		t.Fatalf("second delete = %v, %v", deleted, err)
-	}
-	// Nothing new inside it.
-	_, err = storeOf(t, reg, "configmaps").Create(ctx, "ns1", &api.Object{Metadata: api.ObjectMeta{Name: "late"}}, CreateOptions{})
-	if api.ReasonForError(err) != api.ReasonForbidden {
-		t.Fatalf("create in a terminating namespace: %v, want Forbidden", err)
-	}
-	// The main resource cannot drop spec.finalizers ...
-	ns.Fields["spec"] = json.RawMessage(`{}`)
-	if _, err := nss.Update(ctx, "", "ns1", ns, UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	cur, err := nss.Get(ctx, "", "ns1", "")
-	if err != nil {
-		t.Fatalf("namespace gone after a main-resource update: %v", err)
-	}
-	// ... /finalize can, and the namespace goes with them.
-	ns = mustDecode(t, cur)
-	ns.Fields["spec"] = json.RawMessage(`{}`)
-	if _, err := nss.Update(ctx, "", "ns1", ns, UpdateOptions{Subresource: SubresourceFinalize}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := nss.Get(ctx, "", "ns1", ""); !api.IsNotFound(err) {
-		t.Fatalf("namespace after finalize: %v", err)
-	}
-	// Other types have no /finalize.
-	mustCreate(t, nss, "", `{"metadata":{"name":"ns2"}}`)
-	cm := mustCreate(t, storeOf(t, reg, "configmaps"), "ns2", `{"metadata":{"name":"x"}}`)
-	if _, err := storeOf(t, reg, "configmaps").Update(ctx, "ns2", "x", cm, UpdateOptions{Subresource: SubresourceFinalize}); !api.IsNotFound(err) {
-		t.Fatalf("finalize on a configmap: %v, want NotFound", err)
-	}
-}
-
-func TestNamespaceWaitsForMetadataFinalizers(t *testing.T) {
-	ctx := context.Background()
-	reg := newEtcdRegistry(t, Config{})
-	nss := storeOf(t, reg, "namespaces")
-	mustCreate(t, nss, "", `{"metadata":{"name":"ns1"}}`)
-	out, _, err := nss.Delete(ctx, "", "ns1", DeleteOptions{PropagationPolicy: api.DeletePropagationOrphan})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := mustDecode(t, out)
-	if !slices.Equal(ns.Metadata.Finalizers, []string{"orphan"}) {
-		t.Fatalf("finalizers %v, want [orphan]", ns.Metadata.Finalizers)
-	}
-	ns.Fields["spec"] = json.RawMessage(`{}`)
-	out, err = nss.Update(ctx, "", "ns1", ns, UpdateOptions{Subresource: SubresourceFinalize})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns = mustDecode(t, out)
-	if _, err := nss.Get(ctx, "", "ns1", ""); err != nil {
-		t.Fatalf("namespace gone while metadata.finalizers remain: %v", err)
-	}
-	ns.Metadata.Finalizers = nil
-	if _, err := nss.Update(ctx, "", "ns1", ns, UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := nss.Get(ctx, "", "ns1", ""); !api.IsNotFound(err) {
-		t.Fatalf("namespace after its last finalizer went: %v", err)
 	}
 }

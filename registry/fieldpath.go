@@ -112,6 +112,9 @@ func scalarText(raw json.RawMessage) (string, bool) {
 // just metadata and the top-level fields the selectable paths start with;
 // everything else is skipped by the JSON scanner without being copied.
 func AttrFunc(t *Type) storage.AttrFunc {
+	if src, ok := t.Strategy.(AttrSource); ok {
+		return src.Attrs
+	}
 	reader, _ := t.Strategy.(FieldReader)
 	paths := make([]string, 0, len(t.SelectableFields))
 	var tops []string // distinct top-level fields to capture

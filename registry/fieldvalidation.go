@@ -81,20 +81,7 @@ func (s *Store) patchFieldCheck(patchType string, patch []byte, directive string
 	if directive == FieldValidationIgnore && s.fieldSchema() == nil {
 		return func(context.Context, []byte) ([]byte, error) { return nil, nil }
 	}
-	var patchErrs []string
-	if directive != FieldValidationIgnore {
-		node, prefix := anything, ""
-		if patchType == PatchJSON {
-			node, prefix = jsonPatchOps, "json patch "
-		}
-		// A patch that does not scan fails later, when it is applied,
-		// with a better message.
-		if r, err := scanFields(patch, node, false); err == nil {
-			for _, e := range r.errs {
-				patchErrs = append(patchErrs, prefix+e)
-			}
-		}
-	}
+	patchErrs := patchStrictErrors(patchType, patch, directive)
 	return func(ctx context.Context, patched []byte) ([]byte, error) {
 		r, err := scanFields(patched, s.fieldSchema(), true)
 		if err != nil {
@@ -120,6 +107,30 @@ func (s *Store) patchFieldCheck(patchType string, patch []byte, directive string
 		}
 		return r.rewrite(patched)
 	}
+}
+
+// patchStrictErrors returns what a strict decoder finds in a patch
+// itself: duplicate fields, and unknown fields in the operations of a
+// JSON patch. With FieldValidationIgnore nothing is looked for.
+func patchStrictErrors(patchType string, patch []byte, directive string) []string {
+	if directive == FieldValidationIgnore {
+		return nil
+	}
+	node, prefix := anything, ""
+	if patchType == PatchJSON {
+		node, prefix = jsonPatchOps, "json patch "
+	}
+	// A patch that does not scan fails later, when it is applied, with a
+	// better message.
+	r, err := scanFields(patch, node, false)
+	if err != nil {
+		return nil
+	}
+	errs := make([]string, 0, len(r.errs))
+	for _, e := range r.errs {
+		errs = append(errs, prefix+e)
+	}
+	return errs
 }
 
 // strictDecodingError joins strict errors as apimachinery's

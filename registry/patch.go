@@ -3,12 +3,14 @@ package registry
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/storage"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Patch types, as the Content-Type of a PATCH names them.
@@ -20,19 +22,20 @@ const (
 )
 
 // SupportsStrategicMerge reports whether strategic merge patches are
-// accepted for this type. For the built-in types miniapi serves they are
-// applied with merge-patch semantics, which is what a strategic merge
-// patch means for types without merge keys in their lists; types from
-// resource files have no patch strategy, as custom resources in
-// Kubernetes, and answer 415.
+// accepted for this type: for the built-in kinds (StrategicMerger), as in
+// kube-apiserver; custom types have no patch strategy and answer 415.
 func (s *Store) SupportsStrategicMerge() bool {
-	_, ok := s.t.Strategy.(builtinStrategy)
+	_, ok := s.t.Strategy.(StrategicMerger)
 	return ok
 }
 
-// builtinStrategy marks the strategies of types compiled into miniapi.
-type builtinStrategy interface {
-	isBuiltin()
+// StrategicMerger is implemented by strategies of kinds that take
+// strategic merge patches, merged by the patch strategies and keys of the
+// kind's Go type as kube-apiserver merges them.
+type StrategicMerger interface {
+	// StrategicMerge applies patch to original (both JSON) and returns
+	// the patched JSON; an error is the client's (a Status).
+	StrategicMerge(original, patch []byte) ([]byte, error)
 }
 
 // Patch applies patch, of the given patch type, to the named object.
@@ -42,7 +45,7 @@ func (s *Store) Patch(ctx context.Context, ns, name, patchType string, patch []b
 	if err != nil {
 		return nil, err
 	}
-	checkFields := s.patchFieldCheck(patchType, patch, opts.FieldValidation)
+	decode := s.patchDecoder(patchType, patch, opts.FieldValidation)
 	return s.update(ctx, ns, name, opts, func(cur *api.Object) (*api.Object, error) {
 		curJSON, err := encode(cur)
 		if err != nil {
@@ -52,26 +55,74 @@ func (s *Store) Patch(ctx context.Context, ns, name, patchType string, patch []b
 		if err != nil {
 			return nil, err
 		}
-		if pruned, err := checkFields(ctx, patched); err != nil {
+		obj, err := decode(ctx, patched)
+		if err != nil {
 			return nil, err
-		} else if pruned != nil {
-			patched = pruned
 		}
-		var obj api.Object
-		if err := json.Unmarshal(patched, &obj); err != nil {
-			return nil, api.NewBadRequest(fmt.Sprintf("the patched object is not valid: %v", err))
-		}
-		if err := s.checkTypeMeta(&obj); err != nil {
+		if err := s.checkTypeMeta(obj); err != nil {
 			return nil, err
 		}
 		if obj.Metadata.Name != name {
 			return nil, api.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", obj.Metadata.Name, name))
 		}
-		if err := s.checkNamespace(&obj, ns); err != nil {
+		if err := s.checkNamespace(obj, ns); err != nil {
 			return nil, err
 		}
-		return &obj, nil
+		return obj, nil
 	})
+}
+
+// patchDecoder returns how Patch decodes each patched object: through
+// the kind's Decoder, its strict findings (and the patch's own duplicate
+// fields) judged as kube-apiserver judges a patch's, or generically
+// against the type's schema.
+func (s *Store) patchDecoder(patchType string, patch []byte, directive string) func(ctx context.Context, patched []byte) (*api.Object, error) {
+	d, kind := s.t.Strategy.(Decoder)
+	if !kind {
+		checkFields := s.patchFieldCheck(patchType, patch, directive)
+		return func(ctx context.Context, patched []byte) (*api.Object, error) {
+			if pruned, err := checkFields(ctx, patched); err != nil {
+				return nil, err
+			} else if pruned != nil {
+				patched = pruned
+			}
+			var obj api.Object
+			if err := json.Unmarshal(patched, &obj); err != nil {
+				return nil, api.NewBadRequest(fmt.Sprintf("the patched object is not valid: %v", err))
+			}
+			return &obj, nil
+		}
+	}
+	patchErrs := patchStrictErrors(patchType, patch, directive)
+	return func(ctx context.Context, patched []byte) (*api.Object, error) {
+		value := string(patched)
+		if patchType == PatchStrategicMerge {
+			value = patchMapString(patch)
+		}
+		obj, strict, err := d.Decode(patched)
+		if err != nil {
+			return nil, api.NewInvalid(api.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), value, decodeErrorMessage(err))})
+		}
+		errs := append(append([]string(nil), patchErrs...), strict...)
+		switch {
+		case len(errs) == 0 || directive == FieldValidationIgnore:
+		case directive == FieldValidationStrict:
+			return nil, api.NewInvalid(api.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), value, strictDecodingError(errs))})
+		default:
+			warnAll(ctx, errs)
+		}
+		return obj, nil
+	}
+}
+
+// decodeErrorMessage is the message of a decode failure, without the
+// Status wrapping a Decoder may have given it.
+func decodeErrorMessage(err error) string {
+	var se *api.StatusError
+	if errors.As(err, &se) {
+		return se.ErrStatus.Message
+	}
+	return err.Error()
 }
 
 // patcher decodes a patch once and returns the function that applies it.
@@ -90,20 +141,17 @@ func (s *Store) patcher(patchType string, patch []byte) (func([]byte) ([]byte, e
 			return out, nil
 		}, nil
 	case PatchStrategicMerge:
-		if !s.SupportsStrategicMerge() {
+		sm, ok := s.t.Strategy.(StrategicMerger)
+		if !ok {
 			return nil, api.NewUnsupportedMediaType(patchType, []string{PatchJSON, PatchMerge, PatchApply})
 		}
-		fallthrough
+		if err := checkMergePatch(patch); err != nil {
+			return nil, err
+		}
+		return func(doc []byte) ([]byte, error) { return sm.StrategicMerge(doc, patch) }, nil
 	case PatchMerge:
-		if !json.Valid(patch) {
-			return nil, api.NewBadRequest("invalid merge patch: the body is not valid JSON")
-		}
-		var probe any
-		if err := json.Unmarshal(patch, &probe); err != nil {
-			return nil, api.NewBadRequest(fmt.Sprintf("invalid merge patch: %v", err))
-		}
-		if _, ok := probe.(map[string]any); !ok {
-			return nil, api.NewBadRequest("invalid merge patch: the patch must be a JSON object")
+		if err := checkMergePatch(patch); err != nil {
+			return nil, err
 		}
 		return func(doc []byte) ([]byte, error) {
 			out, err := jsonpatch.MergePatch(doc, patch)
@@ -125,4 +173,19 @@ func unprocessable(msg string) error {
 	return &api.StatusError{ErrStatus: api.Status{
 		Status: api.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: api.ReasonInvalid, Message: msg,
 	}}
+}
+
+// checkMergePatch refuses a merge patch that is not a JSON object.
+func checkMergePatch(patch []byte) error {
+	if !json.Valid(patch) {
+		return api.NewBadRequest("invalid merge patch: the body is not valid JSON")
+	}
+	var probe any
+	if err := json.Unmarshal(patch, &probe); err != nil {
+		return api.NewBadRequest(fmt.Sprintf("invalid merge patch: %v", err))
+	}
+	if _, ok := probe.(map[string]any); !ok {
+		return api.NewBadRequest("invalid merge patch: the patch must be a JSON object")
+	}
+	return nil
 }

@@ -54,6 +54,18 @@ type ScaleStatus struct {
 // scaleFieldSchema is the fields a Scale has, for fieldValidation.
 var scaleFieldSchema = schemaOfGoType(reflect.TypeFor[Scale]())
 
+// ScaleRules is implemented by strategies of built-in kinds with a scale
+// subresource, whose Scale kube-apiserver computes and validates with
+// code of its own rather than by paths.
+type ScaleRules interface {
+	// ScaleSelector returns the label selector, in its string form, of
+	// the objects obj's replicas count.
+	ScaleSelector(obj *api.Object) (string, error)
+	// ValidateScale validates a Scale written to the object named in
+	// its metadata (422 Invalid, as kube-apiserver words it).
+	ValidateScale(sc *Scale) error
+}
+
 // HasScale reports whether t has a /scale subresource.
 func HasScale(t *Type) bool { return t.Scale != nil }
 
@@ -235,11 +247,18 @@ func (s *Store) writeScale(ctx context.Context, ns, name string, opts UpdateOpti
 		if sc.Spec.Replicas == math.MinInt32 {
 			return nil, api.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", specPath))
 		}
+		if sr, ok := s.t.Strategy.(ScaleRules); ok {
+			if err := sr.ValidateScale(sc); err != nil {
+				return nil, err
+			}
+		}
 		if err := setPath(obj, specPath, sc.Spec.Replicas); err != nil {
 			return nil, err
 		}
-		if errs := ValidateScale(s.t, obj); len(errs) > 0 {
-			return nil, api.NewInvalid(s.t.GroupKind(), name, errs)
+		if _, kind := s.t.Strategy.(ScaleRules); !kind {
+			if errs := ValidateScale(s.t, obj); len(errs) > 0 {
+				return nil, api.NewInvalid(s.t.GroupKind(), name, errs)
+			}
 		}
 		if sc.Metadata.ResourceVersion != "" {
 			// The client's precondition; update answers 409 if stale.
@@ -336,7 +355,11 @@ func (s *Store) scaleOf(obj *api.Object) (*Scale, bool, error) {
 	// As kube-apiserver, the counts are truncated to int32; validation
 	// keeps written values in range.
 	sc.Spec.Replicas, sc.Status.Replicas = int32(spec), int32(status)
-	if sub.LabelSelectorPath != "" {
+	if sr, ok := s.t.Strategy.(ScaleRules); ok {
+		if sc.Status.Selector, err = sr.ScaleSelector(obj); err != nil {
+			return nil, false, err
+		}
+	} else if sub.LabelSelectorPath != "" {
 		raw, ok, err := lookupPath(obj, sub.LabelSelectorPath)
 		if err != nil {
 			return nil, false, err

@@ -48,7 +48,7 @@ func createWithStatus(t *testing.T, s *Store, name, spec, status string) *api.Ob
 		return obj
 	}
 	obj.Fields["status"] = json.RawMessage(status)
-	out, err := s.Update(context.Background(), "ns1", name, obj, UpdateOptions{Subresource: SubresourceStatus})
+	out, err := s.UpdateObject(context.Background(), "ns1", name, obj, UpdateOptions{Subresource: SubresourceStatus})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,13 +376,13 @@ func TestScalePathsCheckedOnEveryWrite(t *testing.T) {
 	widgets, _ := scaleFixture(t)
 	ctx := context.Background()
 	bad := &api.Object{Metadata: api.ObjectMeta{Name: "neg"}, Fields: map[string]json.RawMessage{"spec": json.RawMessage(`{"replicas":-1}`)}}
-	if _, err := widgets.Create(ctx, "ns1", bad, CreateOptions{}); api.ReasonForError(err) != api.ReasonInvalid {
+	if _, err := widgets.CreateObject(ctx, "ns1", bad, CreateOptions{}); api.ReasonForError(err) != api.ReasonInvalid {
 		t.Fatalf("create with negative replicas: %v, want Invalid", err)
 	}
 	good := createWithStatus(t, widgets, "ok", `{"replicas":1}`, "")
 	good.Fields["spec"] = json.RawMessage(`{"replicas":-2}`)
 	good.Metadata.ResourceVersion = ""
-	if _, err := widgets.Update(ctx, "ns1", "ok", good, UpdateOptions{}); api.ReasonForError(err) != api.ReasonInvalid {
+	if _, err := widgets.UpdateObject(ctx, "ns1", "ok", good, UpdateOptions{}); api.ReasonForError(err) != api.ReasonInvalid {
 		t.Fatalf("update to negative replicas: %v, want Invalid", err)
 	}
 }

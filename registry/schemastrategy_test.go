@@ -50,15 +50,15 @@ func TestSchemaStrategy(t *testing.T) {
 	}
 	var obj api.Object
 	mustUnmarshal(t, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"x"},"spec":{"color":"pink","replicas":2}}`, &obj)
-	_, err := s.Create(ctx, "ns1", &obj, CreateOptions{})
+	_, err := s.CreateObject(ctx, "ns1", &obj, CreateOptions{})
 	invalid("create", err, `Widget.example.com "x" is invalid: [spec.color: Unsupported value: "pink": supported values: "red", "blue", <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]`)
 
 	mustUnmarshal(t, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"blue"}}`, &obj)
-	_, err = s.Update(ctx, "ns1", "w", &obj, UpdateOptions{})
+	_, err = s.UpdateObject(ctx, "ns1", "w", &obj, UpdateOptions{})
 	invalid("update", err, `Widget.example.com "w" is invalid: spec: Invalid value: color is immutable`)
 
 	mustUnmarshal(t, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"red","replicas":2},"status":{"ready":true}}`, &obj)
-	out, err := s.Update(ctx, "ns1", "w", &obj, UpdateOptions{})
+	out, err := s.UpdateObject(ctx, "ns1", "w", &obj, UpdateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func TestStatusSubresourceRules(t *testing.T) {
 		if err := json.Unmarshal([]byte(body), &obj); err != nil {
 			t.Fatal(err)
 		}
-		out, err := s.Update(ctx, "ns1", "w", &obj, UpdateOptions{Subresource: sub})
+		out, err := s.UpdateObject(ctx, "ns1", "w", &obj, UpdateOptions{Subresource: sub})
 		if err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
@@ -62,7 +62,7 @@ func TestStatusSubresourceRules(t *testing.T) {
 	check("status change", w, `{"size":2}`, `{"ready":false}`, 2)
 
 	// A type without /status has none to write to.
-	if _, err := storeOf(t, reg, "configmaps").Update(ctx, "ns1", "x", &api.Object{}, UpdateOptions{Subresource: SubresourceStatus}); !api.IsNotFound(err) {
+	if _, err := storeOf(t, reg, "configmaps").UpdateObject(ctx, "ns1", "x", &api.Object{}, UpdateOptions{Subresource: SubresourceStatus}); !api.IsNotFound(err) {
 		t.Errorf("configmap status write: %v, want NotFound", err)
 	}
 }

@@ -1,8 +1,11 @@
 package registry
 
 import (
+	"context"
+
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/fieldmanager"
+	"github.com/miniapi/miniapi/storage"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -132,4 +135,143 @@ func HasStatus(t *Type) bool { return hasStatus(t.Strategy) }
 // of them, with their list and map types.
 type MergeSchema interface {
 	TypeConverter() (fieldmanager.TypeConverter, error)
+}
+
+// Decoder is implemented by strategies that decode request bodies as
+// kube-apiserver's decoder does for their kind: the built-in kinds, into
+// their Go types, with their defaults. Without one the Store decodes
+// generically and checks fields against Type.Schema.
+type Decoder interface {
+	// Decode turns data, the JSON of one object as a client sent it (or
+	// as a patch or an apply left it), into the object to store: fields
+	// the kind does not have dropped, defaults applied. strict lists
+	// what a strict decoder refuses (unknown and duplicate fields), in
+	// kube-apiserver's words; the Store acts on it as the request's
+	// fieldValidation asks. A body that does not decode at all is an
+	// error: 400 BadRequest with kube-apiserver's message.
+	Decode(data []byte) (obj *api.Object, strict []string, err error)
+}
+
+// CreateRules is implemented by strategies that hold a kind's rules for
+// new objects as kube-apiserver's REST create strategies do, the built-in
+// kinds' through kube's own code. Without it the Store applies the
+// generic rules of custom resources (the other capabilities here).
+type CreateRules interface {
+	// BeforeCreate runs once a new object's name is final, its uid and
+	// creationTimestamp set and its managedFields recorded: it clears
+	// what creators may not set, validates the object, its metadata
+	// included (an *api.StatusError, 422 Invalid as kube-apiserver words
+	// it), records warnings on ctx (api.AddWarning) and canonicalizes
+	// it, in place.
+	BeforeCreate(ctx context.Context, obj *api.Object) error
+}
+
+// UpdateRules is CreateRules' counterpart for updates of the main
+// resource ("") and of the subresources the kind updates through a
+// strategy of their own (status, and for some kinds finalize, approval,
+// ephemeralcontainers or resize).
+type UpdateRules interface {
+	// BeforeUpdate runs on an update whose managedFields are recorded:
+	// it keeps what the (sub)resource may not change from old, moves
+	// metadata.generation as the kind does, validates obj against old
+	// and canonicalizes obj, in place.
+	BeforeUpdate(ctx context.Context, obj, old *api.Object, subresource string) error
+}
+
+// GracefulDeleter is implemented by strategies of kinds whose objects may
+// be deleted gracefully, as kube-apiserver deletes a pod on a node: the
+// object is only marked (deletionTimestamp in the future) and stays
+// until something deletes it again with no grace period left.
+type GracefulDeleter interface {
+	// BeforeDelete decides, for obj (the current object) and the grace
+	// period the request asked for (nil: the kind's default), whether
+	// the delete is graceful. When it is, it sets obj's
+	// deletionTimestamp, deletionGracePeriodSeconds and generation and
+	// reports true; the Store writes obj instead of deleting it. pending
+	// reports a graceful deletion already under way that this request
+	// does not shorten: the object stays as it is.
+	BeforeDelete(ctx context.Context, obj *api.Object, gracePeriodSeconds *int64) (graceful, pending bool, err error)
+}
+
+// AttrSource is implemented by strategies that compute the attributes
+// field selectors match themselves, as kube-apiserver's GetAttrs
+// functions do, and that check field selectors as the kind's field label
+// conversion does.
+type AttrSource interface {
+	// Attrs returns the selectable attributes of an encoded object.
+	Attrs(data []byte) (storage.Attrs, error)
+	// CheckFieldLabel refuses (400 BadRequest) a field selector on a
+	// field the kind does not support.
+	CheckFieldLabel(label string) error
+}
+
+// TablePrinter is implemented by strategies that print their objects as
+// Table rows themselves, as kube-apiserver's printers print the built-in
+// kinds (kubectl get's columns).
+type TablePrinter interface {
+	// TableColumns returns the Table's column definitions.
+	TableColumns() []api.TableColumnDefinition
+	// TableRows prints the rows of the encoded objects, in order: one
+	// row per object, without the row's object (the caller adds it).
+	TableRows(ctx context.Context, items [][]byte) ([]api.TableRow, error)
+}
+
+// SubresourceLister is implemented by strategies whose kinds serve
+// subresources beyond status and scale (a pod's binding or eviction, a
+// namespace's finalize). Discovery lists them; the handlers route them.
+type SubresourceLister interface {
+	Subresources() []Subresource
+}
+
+// Subresource describes one subresource a kind serves.
+type Subresource struct {
+	// Name is the path segment, e.g. "binding".
+	Name string
+	// Verbs are the verbs discovery lists for it.
+	Verbs []string
+	// Group, Version and Kind name the object it takes and answers;
+	// empty means the parent's.
+	Group, Version, Kind string
+	// Serve is how the Store serves it.
+	Serve SubresourceServe
+}
+
+// SubresourceServe says how a subresource is served.
+type SubresourceServe int
+
+const (
+	// ServeUpdate is a view of the parent object written through the
+	// kind's rules for that subresource (UpdateRules), like status.
+	ServeUpdate SubresourceServe = iota
+	// ServeCreate takes a different kind of object (a Binding, an
+	// Eviction) that acts on the parent (SubresourceCreater).
+	ServeCreate
+	// ServeConnect is a streaming subresource (log, exec, proxy) that
+	// needs a kubelet or a backend miniapi does not run: it answers
+	// the error kube-apiserver answers when none can be reached.
+	ServeConnect
+	// ServeNotYet is listed in discovery by kube-apiserver but not
+	// served by miniapi yet (e.g. serviceaccounts/token).
+	ServeNotYet
+)
+
+// SubresourceCreater is implemented by strategies that serve ServeCreate
+// subresources.
+type SubresourceCreater interface {
+	// CreateSubresource handles a POST of body (JSON) to subresource of
+	// the named parent through store, answering the object to return.
+	CreateSubresource(ctx context.Context, store *Store, subresource, ns, name string, body []byte, opts CreateOptions) ([]byte, error)
+}
+
+// Connecter is implemented by strategies that serve ServeConnect
+// subresources: it returns the error to answer.
+type Connecter interface {
+	Connect(ctx context.Context, store *Store, subresource, ns, name string) error
+}
+
+// ConditionalUpdater is implemented by strategies of kinds whose updates
+// must name the resourceVersion they replace (kube's
+// AllowUnconditionalUpdate false).
+type ConditionalUpdater interface {
+	RequiresResourceVersion() bool
 }

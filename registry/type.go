@@ -3,6 +3,7 @@ package registry
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/miniapi/miniapi/api"
@@ -169,4 +170,39 @@ func (t Type) withDefaults() (Type, error) {
 		return t, fmt.Errorf("registry: type %s is not valid: %w", t.GVR(), errs.ToAggregate())
 	}
 	return t, nil
+}
+
+// subresourceVerbs are the verbs of a subresource that views its parent
+// (status, scale): kube-apiserver serves get, patch and update on them.
+var subresourceVerbs = []string{"get", "patch", "update"}
+
+// Subresources returns every subresource t serves, in name order: status
+// and scale when it has them, and those its strategy lists.
+func Subresources(t *Type) []Subresource {
+	var out []Subresource
+	if HasStatus(t) {
+		out = append(out, Subresource{Name: SubresourceStatus, Verbs: subresourceVerbs, Serve: ServeUpdate})
+	}
+	if HasScale(t) {
+		out = append(out, Subresource{Name: SubresourceScale, Verbs: subresourceVerbs, Group: "autoscaling", Version: "v1", Kind: ScaleKind})
+	}
+	if l, ok := t.Strategy.(SubresourceLister); ok {
+		for _, sr := range l.Subresources() {
+			if !slices.ContainsFunc(out, func(o Subresource) bool { return o.Name == sr.Name }) {
+				out = append(out, sr)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Subresource) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// FindSubresource returns the subresource of t named name.
+func FindSubresource(t *Type, name string) (Subresource, bool) {
+	for _, sr := range Subresources(t) {
+		if sr.Name == name {
+			return sr, true
+		}
+	}
+	return Subresource{}, false
 }

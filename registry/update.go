@@ -15,11 +15,13 @@ import (
 type UpdateOptions struct {
 	// DryRun validates and answers without persisting.
 	DryRun bool
-	// FieldValidation is how Patch treats unknown and duplicate fields:
+	// FieldValidation is how unknown and duplicate fields are treated:
 	// FieldValidationStrict, FieldValidationWarn (also for "") or
-	// FieldValidationIgnore. Update and Create leave it to the caller,
-	// who has the body as sent (Store.CheckFields).
+	// FieldValidationIgnore.
 	FieldValidation string
+	// BodyErrors are problems of an Update body's original encoding
+	// that a strict decoder reports, such as duplicate keys in YAML.
+	BodyErrors []string
 	// Subresource is "" for the main resource, "status" or, for types
 	// whose strategy is a FinalizeSubresource, "finalize".
 	Subresource string
@@ -34,6 +36,10 @@ type UpdateOptions struct {
 	// markDeleting sets deletionTimestamp: Delete's path for objects
 	// with finalizers.
 	markDeleting bool
+	// graceful, with markDeleting, holds the deletionTimestamp,
+	// deletionGracePeriodSeconds and generation of a graceful deletion
+	// (GracefulDeleter) instead of now and 0.
+	graceful *api.ObjectMeta
 }
 
 // Subresources a Store serves.
@@ -46,11 +52,16 @@ const (
 // returns a fresh object the caller may modify.
 type transform func(current *api.Object) (*api.Object, error)
 
-// Update replaces the named object with obj. A resourceVersion in obj
-// makes the update conditional on it (409 Conflict if stale); without one
-// the update is unconditional, as kube-apiserver allows for these types.
-// An update that changes nothing writes nothing.
-func (s *Store) Update(ctx context.Context, ns, name string, obj *api.Object, opts UpdateOptions) (*storage.Object, error) {
+// Update replaces the named object with the one in body, the JSON a
+// client sent. A resourceVersion in it makes the update conditional on it
+// (409 Conflict if stale); without one the update is unconditional, as
+// kube-apiserver allows for these types. An update that changes nothing
+// writes nothing.
+func (s *Store) Update(ctx context.Context, ns, name string, body []byte, opts UpdateOptions) (*storage.Object, error) {
+	obj, err := s.decodeBody(ctx, body, opts.FieldValidation, opts.BodyErrors)
+	if err != nil {
+		return nil, err
+	}
 	ns = s.namespaceOf(ns)
 	if err := s.checkTypeMeta(obj); err != nil {
 		return nil, err
@@ -89,7 +100,15 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 		if obj.Metadata.ResourceVersion != "" && obj.Metadata.ResourceVersion != old.Metadata.ResourceVersion {
 			return nil, api.NewConflict(s.t.GroupResource(), name, api.ConflictModified)
 		}
-		if err := s.prepareForUpdate(obj, old, opts); err != nil {
+		if cu, ok := s.t.Strategy.(ConditionalUpdater); ok && obj.Metadata.ResourceVersion == "" && !opts.markDeleting && cu.RequiresResourceVersion() {
+			// As kube-apiserver words it, naming the resource as the kind.
+			gr := s.t.GroupResource()
+			return nil, api.NewInvalid(api.GroupKind{Group: gr.Group, Kind: gr.Resource}, name, field.ErrorList{
+				field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update")})
+		}
+		rules, kind := s.t.Strategy.(UpdateRules)
+		kind = kind && !opts.markDeleting // marking is not judged, as in kube-apiserver
+		if err := s.prepareForUpdate(obj, old, opts, !kind); err != nil {
 			return nil, err
 		}
 		// As kube-apiserver, marking an object deleted is not a
@@ -99,10 +118,14 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 				return nil, err
 			}
 		}
-		if errs := s.validateUpdate(obj, old, opts); len(errs) > 0 {
+		if kind {
+			if err := rules.BeforeUpdate(ctx, obj, old, opts.Subresource); err != nil {
+				return nil, err
+			}
+		} else if errs := s.validateUpdate(obj, old, opts); len(errs) > 0 {
 			return nil, api.NewInvalid(s.t.GroupKind(), name, errs)
 		}
-		if obj.Metadata.DeletionTimestamp != nil && len(obj.Metadata.Finalizers) == 0 && !s.holdsDeletion(obj) {
+		if s.deletesDuringUpdate(obj, opts) {
 			deleteAt = cur
 			return nil, errEmptiedFinalizers
 		}
@@ -165,14 +188,32 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 	}
 }
 
+// deletesDuringUpdate reports whether an update of an object being deleted
+// deletes it instead, as kube-apiserver's does: no finalizers are left,
+// nothing else holds it and no grace period is running (a pod deleted
+// gracefully stays until it is deleted again).
+func (s *Store) deletesDuringUpdate(obj *api.Object, opts UpdateOptions) bool {
+	m := &obj.Metadata
+	if m.DeletionTimestamp == nil || len(m.Finalizers) > 0 || s.holdsDeletion(obj) || opts.graceful != nil {
+		return false
+	}
+	return m.DeletionGracePeriodSeconds == nil || *m.DeletionGracePeriodSeconds == 0
+}
+
 // errEmptiedFinalizers aborts an update that would leave an object being
 // deleted without finalizers; update deletes the object instead.
 var errEmptiedFinalizers = errors.New("registry: update empties the finalizers of an object being deleted")
 
-// prepareForUpdate carries over what clients may not change and applies
-// the subresource rules, as kube-apiserver's BeforeUpdate does.
-func (s *Store) prepareForUpdate(obj, old *api.Object, opts UpdateOptions) error {
+// prepareForUpdate carries over what clients may not change, as
+// kube-apiserver's BeforeUpdate does, and with generic rules (custom
+// resources) also applies the subresource rules, defaults and
+// generation.
+func (s *Store) prepareForUpdate(obj, old *api.Object, opts UpdateOptions, generic bool) error {
 	subresource := opts.Subresource
+	if !generic {
+		s.carryOverMeta(obj, old, opts)
+		return nil
+	}
 	if subresource == SubresourceStatus {
 		// Only .status changes through /status; managedFields the
 		// transform computed are kept.
@@ -198,27 +239,8 @@ func (s *Store) prepareForUpdate(obj, old *api.Object, opts UpdateOptions) error
 			delete(obj.Fields, "status")
 		}
 	}
+	s.carryOverMeta(obj, old, opts)
 	m, om := &obj.Metadata, &old.Metadata
-	if m.UID == "" {
-		m.UID = om.UID
-	}
-	m.CreationTimestamp = om.CreationTimestamp
-	m.DeletionTimestamp = om.DeletionTimestamp
-	m.DeletionGracePeriodSeconds = om.DeletionGracePeriodSeconds
-	if opts.markDeleting && m.DeletionTimestamp == nil {
-		now := api.Now()
-		m.DeletionTimestamp = &now
-		if h, ok := s.t.Strategy.(DeletionHolder); ok {
-			// As kube-apiserver's namespace storage: no grace period,
-			// and the strategy records the start (phase Terminating).
-			h.PrepareForDelete(obj)
-		} else {
-			zero := int64(0)
-			m.DeletionGracePeriodSeconds = &zero
-		}
-	}
-	m.SelfLink = ""
-	m.Generation = om.Generation
 	if subresource == "" {
 		// Defaults first, as kube-apiserver's decoder applies them before
 		// the strategy sees the update: what PrepareForUpdate carries
@@ -240,6 +262,38 @@ func (s *Store) prepareForUpdate(obj, old *api.Object, opts UpdateOptions) error
 	}
 	m.ResourceVersion = ""
 	return nil
+}
+
+// carryOverMeta keeps the metadata only the server changes (uid,
+// creationTimestamp, the deletion fields, generation) as old has it, and
+// marks obj deleted when the update is Delete's mark.
+func (s *Store) carryOverMeta(obj, old *api.Object, opts UpdateOptions) {
+	m, om := &obj.Metadata, &old.Metadata
+	if m.UID == "" {
+		m.UID = om.UID
+	}
+	m.CreationTimestamp = om.CreationTimestamp
+	m.DeletionTimestamp = om.DeletionTimestamp
+	m.DeletionGracePeriodSeconds = om.DeletionGracePeriodSeconds
+	m.Generation = om.Generation
+	if g := opts.graceful; opts.markDeleting && g != nil {
+		m.DeletionTimestamp = g.DeletionTimestamp
+		m.DeletionGracePeriodSeconds = g.DeletionGracePeriodSeconds
+		m.Generation = g.Generation
+	} else if opts.markDeleting && m.DeletionTimestamp == nil {
+		now := api.Now()
+		m.DeletionTimestamp = &now
+		if h, ok := s.t.Strategy.(DeletionHolder); ok {
+			// As kube-apiserver's namespace storage: no grace period,
+			// and the strategy records the start (phase Terminating).
+			h.PrepareForDelete(obj)
+		} else {
+			zero := int64(0)
+			m.DeletionGracePeriodSeconds = &zero
+		}
+	}
+	m.SelfLink = ""
+	m.ResourceVersion = ""
 }
 
 // bumpsGeneration reports whether an update changes the object's spec: by
@@ -281,14 +335,17 @@ func (s *Store) validateUpdate(obj, old *api.Object, opts UpdateOptions) field.E
 	return append(errs, ValidateScale(s.t, obj)...)
 }
 
-// servesSubresource reports whether updates may address sub.
+// servesSubresource reports whether updates may address sub: status for
+// types that have it, and the update subresources the kind lists.
 func (s *Store) servesSubresource(sub string) bool {
 	switch sub {
 	case SubresourceStatus:
 		return hasStatus(s.t.Strategy)
 	case SubresourceFinalize:
-		_, ok := s.t.Strategy.(FinalizeSubresource)
-		return ok
+		if _, ok := s.t.Strategy.(FinalizeSubresource); ok {
+			return true
+		}
 	}
-	return false
+	sr, ok := FindSubresource(s.t, sub)
+	return ok && sr.Serve == ServeUpdate
 }

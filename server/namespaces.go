@@ -26,7 +26,7 @@ func (s *Server) ensureSystemNamespaces(ctx context.Context) error {
 			return fmt.Errorf("server: look up namespace %s: %w", name, err)
 		}
 		ns := &api.Object{Metadata: api.ObjectMeta{Name: name}}
-		_, err := res.Store.Create(ctx, "", ns, registry.CreateOptions{})
+		_, err := res.Store.CreateObject(ctx, "", ns, registry.CreateOptions{})
 		if err != nil && api.ReasonForError(err) != api.ReasonAlreadyExists {
 			return fmt.Errorf("server: create namespace %s: %w", name, err)
 		}

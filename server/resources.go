@@ -212,7 +212,7 @@ func (s *Server) ApplyCRDs(ctx context.Context, crds []*api.Object) error {
 func applyCRD(ctx context.Context, store *registry.Store, crd *api.Object) error {
 	obj := crd.DeepCopy()
 	obj.Metadata.ResourceVersion, obj.Metadata.UID = "", ""
-	_, err := store.Create(ctx, "", obj, registry.CreateOptions{})
+	_, err := store.CreateObject(ctx, "", obj, registry.CreateOptions{})
 	if api.ReasonForError(err) != api.ReasonAlreadyExists {
 		return err
 	}
@@ -229,7 +229,7 @@ func applyCRD(ctx context.Context, store *registry.Store, crd *api.Object) error
 		next := curObj.DeepCopy()
 		next.Metadata.Labels, next.Metadata.Annotations = crd.Metadata.Labels, crd.Metadata.Annotations
 		next.Fields["spec"] = crd.Fields["spec"]
-		_, err = store.Update(ctx, "", name, next, registry.UpdateOptions{})
+		_, err = store.UpdateObject(ctx, "", name, next, registry.UpdateOptions{})
 		if api.ReasonForError(err) != api.ReasonConflict {
 			return err
 		}

@@ -15,7 +15,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/apiextensions"
+	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/controllers"
 	"github.com/miniapi/miniapi/endpoints"
 	"github.com/miniapi/miniapi/endpoints/handlers"
@@ -150,7 +152,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		Storage: s.storageFactory, KeyRoot: cfg.EtcdPrefix, Logger: log,
 		DisableGarbageCollection: !sel.Enabled(controllers.GarbageCollectorName),
 	})
-	types := append(registry.BuiltinTypes(), apiextensions.CRDType())
+	types := append(builtin.Types(builtin.Config{Namespaces: builtin.NamespaceGetter(s.getNamespace)}), apiextensions.CRDType())
 	resources, err := readResources(cfg.ResourcesFile)
 	if err != nil {
 		return nil, err
@@ -331,6 +333,19 @@ func (s *Server) waitCaches(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// getNamespace reads a namespace for the kinds whose rules look at one.
+func (s *Server) getNamespace(ctx context.Context, name string) ([]byte, error) {
+	res, ok := s.reg.Snapshot().Lookup("", "v1", "namespaces")
+	if !ok {
+		return nil, api.NewNotFound(api.GroupResource{Resource: "namespaces"}, name)
+	}
+	out, err := res.Store.Get(ctx, "", name, "")
+	if err != nil {
+		return nil, err
+	}
+	return out.Data, nil
 }
 
 // URL is the base URL the server answers on.

@@ -1,21 +1,20 @@
 package handlers
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http"
 
-	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/registry"
 )
 
 // create answers POST on a collection: 201 with the stored object.
 func (q *request) create() {
-	out, p, obj, ok := q.readWrite("CreateOptions")
+	out, p, body, ok := q.readWrite("CreateOptions")
 	if !ok {
 		return
 	}
-	stored, err := q.store.Create(q.r.Context(), q.info.Namespace, obj, registry.CreateOptions{DryRun: p.dryRun, FieldManager: p.manager})
+	stored, err := q.store.Create(q.r.Context(), q.info.Namespace, body.json, registry.CreateOptions{
+		DryRun: p.dryRun, FieldManager: p.manager, FieldValidation: p.fieldValidation, BodyErrors: body.strict,
+	})
 	if err != nil {
 		q.fail(err)
 		return
@@ -23,43 +22,29 @@ func (q *request) create() {
 	q.writeObject(out, http.StatusCreated, stored)
 }
 
-// readWrite does what every write with an object body starts with:
-// negotiate the answer, read the write options (optionsKind names the
-// options type in errors), decode the body and check its fields against
-// the type's schema as the fieldValidation option asks. It answers the
-// error itself and reports false when the request is done.
-func (q *request) readWrite(optionsKind string) (out output, p writeParams, obj *api.Object, ok bool) {
-	out, p, body, ok := q.readBody(optionsKind, "")
-	if !ok {
-		return out, p, nil, false
-	}
-	obj, err := decodeObject(q.r, body)
-	if err == nil {
-		obj, err = q.checkFields(obj, body, p.fieldValidation)
-	}
-	if err != nil {
-		q.fail(err)
-		return out, p, nil, false
-	}
-	return out, p, obj, true
+// objectBody is a write's object as JSON, converted once from the
+// request's encoding, with what the conversion found for strict decoding.
+type objectBody struct {
+	json   []byte
+	strict []string
 }
 
-// checkFields applies the fieldValidation directive to a decoded body and
-// returns the object to store: obj, or obj without its unknown fields.
-func (q *request) checkFields(obj *api.Object, body []byte, directive string) (*api.Object, error) {
-	j, yamlErrs, ok := fieldCheckJSON(q.r, body)
+// readWrite does what every write with an object body starts with:
+// negotiate the answer, read the write options (optionsKind names the
+// options type in errors) and turn the body into JSON. Decoding it is the
+// Store's. It answers the error itself and reports false when the
+// request is done.
+func (q *request) readWrite(optionsKind string) (out output, p writeParams, body objectBody, ok bool) {
+	out, p, raw, ok := q.readBody(optionsKind, "")
 	if !ok {
-		return obj, nil // protobuf: no unknown or duplicate fields to find
+		return out, p, body, false
 	}
-	pruned, err := q.store.CheckFields(q.r.Context(), j, directive, yamlErrs)
-	if err != nil || pruned == nil {
-		return obj, err
+	j, strict, err := bodyToJSON(q.r, raw)
+	if err != nil {
+		q.fail(err)
+		return out, p, body, false
 	}
-	var out api.Object
-	if err := json.Unmarshal(pruned, &out); err != nil {
-		return nil, fmt.Errorf("handlers: decode pruned object: %w", err)
-	}
-	return &out, nil
+	return out, p, objectBody{json: j, strict: strict}, true
 }
 
 // readBody negotiates the answer, reads the write options (patchType is

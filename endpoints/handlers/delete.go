@@ -89,12 +89,12 @@ func (q *request) deleteOptions() (deleteRequest, error) {
 		return deleteRequest{}, err
 	}
 	if len(bytes.TrimSpace(body)) > 0 {
-		j, err := bodyToJSON(q.r, body)
+		j, _, err := bodyToJSON(q.r, body)
 		if err != nil {
 			return deleteRequest{}, err
 		}
 		if err := json.Unmarshal(j, &do); err != nil {
-			return deleteRequest{}, api.NewBadRequest(fmt.Sprintf("the body is not valid DeleteOptions: %v", describeJSONError(err)))
+			return deleteRequest{}, api.NewBadRequest(fmt.Sprintf("the body is not valid DeleteOptions: %v", api.DescribeJSONError(err)))
 		}
 		if do.Kind != "" && do.Kind != "DeleteOptions" {
 			return deleteRequest{}, api.NewBadRequest(fmt.Sprintf("the body must be DeleteOptions, got kind %q", do.Kind))

@@ -191,7 +191,7 @@ func (q *request) writeObject(out output, code int, obj *storage.Object) {
 		err = notAList()
 	case asTable:
 		var p *tablePrinter
-		if p, err = newTablePrinter(q.t, out, q.r.URL.Query()); err == nil {
+		if p, err = newTablePrinter(q.r.Context(), q.t, out, q.r.URL.Query()); err == nil {
 			data, err = p.encodeObject(obj.Data, true)
 		}
 	}
@@ -229,7 +229,7 @@ func (q *request) writeItems(out output, code int, meta api.ListMeta, items []*s
 		}
 	case asTable:
 		var p *tablePrinter
-		if p, err = newTablePrinter(q.t, out, q.r.URL.Query()); err == nil {
+		if p, err = newTablePrinter(q.r.Context(), q.t, out, q.r.URL.Query()); err == nil {
 			data, err = p.encodeList(meta, items)
 		}
 	}
@@ -302,39 +302,60 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-// bodyToJSON converts a body of the request's Content-Type to JSON. An
-// absent Content-Type is read as JSON. Protobuf bodies are read for
-// built-in kinds only (objects and DeleteOptions alike: the body names
-// its kind); for custom types they are 415, as in kube-apiserver.
-func bodyToJSON(r *http.Request, body []byte) ([]byte, error) {
+// bodyToJSON converts a body of the request's Content-Type to JSON, once
+// for the whole request. An absent Content-Type is read as JSON.
+// Protobuf bodies are read for built-in kinds only (objects and
+// DeleteOptions alike: the body names its kind); for custom types they
+// are 415, as in kube-apiserver. strict lists what the conversion lost
+// that a strict decoder reports: duplicate keys in a YAML body, which
+// JSON cannot hold.
+func bodyToJSON(r *http.Request, body []byte) (j []byte, strict []string, err error) {
 	t := resourceType(r)
 	proto := servesProtobuf(t)
 	ct := r.Header.Get("Content-Type")
 	mt := mediaJSON
 	if ct != "" {
-		var err error
 		if mt, _, err = mime.ParseMediaType(ct); err != nil {
-			return nil, api.NewUnsupportedMediaType(ct, acceptedMedia(proto))
+			return nil, nil, api.NewUnsupportedMediaType(ct, acceptedMedia(proto))
 		}
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, api.NewBadRequest("the request body is empty")
+		return nil, nil, api.NewBadRequest("the request body is empty")
 	}
 	switch mt {
 	case mediaJSON:
-		return body, nil
+		return body, nil, nil
 	case mediaYAML, "application/x-yaml", "text/yaml":
-		j, err := yaml.YAMLToJSON(body)
-		if err != nil {
-			return nil, api.NewBadRequest(fmt.Sprintf("the body is not valid YAML: %v", err))
+		if j, err := yaml.YAMLToJSONStrict(body); err == nil {
+			return j, nil, nil
+		} else if j, err2 := yaml.YAMLToJSON(body); err2 == nil {
+			return j, yamlStrictErrors(err.Error()), nil
 		}
-		return j, nil
+		_, err := yaml.YAMLToJSON(body)
+		return nil, nil, api.NewBadRequest(fmt.Sprintf("the body is not valid YAML: %v", err))
 	case mediaProtobuf:
 		if proto {
-			return protoCodecs().toJSON(t, body)
+			j, err := protoCodecs().toJSON(t, body)
+			return j, nil, err
 		}
 	}
-	return nil, api.NewUnsupportedMediaType(ct, acceptedMedia(proto))
+	return nil, nil, api.NewUnsupportedMediaType(ct, acceptedMedia(proto))
+}
+
+// yamlStrictErrors splits a YAML strict-decoding error into its lines,
+// one problem each, as kube-apiserver turns them into warnings.
+func yamlStrictErrors(msg string) []string {
+	_, rest, ok := strings.Cut(msg, "yaml: unmarshal errors:\n")
+	if !ok {
+		return []string{msg}
+	}
+	var out []string
+	for _, line := range strings.Split(rest, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 // resourceTypeKey is the context key of the resource type a request
@@ -352,33 +373,4 @@ func withResourceType(r *http.Request, t *registry.Type) *http.Request {
 func resourceType(r *http.Request) *registry.Type {
 	t, _ := r.Context().Value(resourceTypeKey{}).(*registry.Type)
 	return t
-}
-
-// decodeObject reads the request body as one object.
-func decodeObject(r *http.Request, body []byte) (*api.Object, error) {
-	j, err := bodyToJSON(r, body)
-	if err != nil {
-		return nil, err
-	}
-	var obj api.Object
-	if err := json.Unmarshal(j, &obj); err != nil {
-		return nil, api.NewBadRequest(fmt.Sprintf("the body is not a valid object: %v", describeJSONError(err)))
-	}
-	return &obj, nil
-}
-
-// describeJSONError makes encoding/json's errors readable for clients.
-func describeJSONError(err error) string {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case asErr(err, &se):
-		return fmt.Sprintf("invalid JSON at byte %d: %v", se.Offset, se)
-	case asErr(err, &te):
-		if te.Field != "" {
-			return fmt.Sprintf("field %s must be of type %s, got %s", te.Field, te.Type, te.Value)
-		}
-		return fmt.Sprintf("expected %s, got %s", te.Type, te.Value)
-	}
-	return err.Error()
 }

@@ -3,11 +3,9 @@ package handlers
 import (
 	"context"
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/miniapi/miniapi/api"
@@ -20,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/yaml"
 )
 
 // metaGroup is the API group of option kinds in error messages.
@@ -177,48 +174,6 @@ func parseWriteParams(r *http.Request, kind, patchType string) (writeParams, err
 		p.fieldValidation = registry.FieldValidationWarn
 	}
 	return p, nil
-}
-
-// fieldCheckJSON returns the JSON form of a JSON or YAML body (the
-// encodings in which a client can send unknown or duplicate fields) and
-// ok; for a YAML body also its duplicate keys, which the conversion to
-// JSON drops, worded as kube-apiserver's YAML decoder reports them
-// ("line 4: key \"a\" already set in map").
-func fieldCheckJSON(r *http.Request, body []byte) (j []byte, yamlErrs []string, ok bool) {
-	mt := mediaJSON
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		var err error
-		if mt, _, err = mime.ParseMediaType(ct); err != nil {
-			return nil, nil, false
-		}
-	}
-	switch mt {
-	case mediaJSON:
-		return body, nil, true
-	case mediaYAML, "application/x-yaml", "text/yaml":
-		if j, err := yaml.YAMLToJSONStrict(body); err == nil {
-			return j, nil, true
-		} else if j, err2 := yaml.YAMLToJSON(body); err2 == nil {
-			return j, yamlStrictErrors(err.Error()), true
-		}
-	}
-	return nil, nil, false
-}
-
-// yamlStrictErrors splits a YAML strict-decoding error into its lines,
-// one problem each, as kube-apiserver turns them into warnings.
-func yamlStrictErrors(msg string) []string {
-	_, rest, ok := strings.Cut(msg, "yaml: unmarshal errors:\n")
-	if !ok {
-		return []string{msg}
-	}
-	var out []string
-	for _, line := range strings.Split(rest, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			out = append(out, line)
-		}
-	}
-	return out
 }
 
 // requestDeadline bounds a request by its ?timeout= (a Go duration;

@@ -13,10 +13,9 @@ import (
 	"weak"
 
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -32,26 +31,12 @@ const mediaProtobuf = "application/vnd.kubernetes.protobuf"
 // messages, each preceded by its length as a 4-byte big-endian integer.
 const mediaProtobufWatch = mediaProtobuf + ";stream=watch"
 
-// protoGoTypes lists the k8s.io/api Go types of the built-in kinds miniapi
-// serves in protobuf, each kind with its list type. Serving a further
-// built-in kind in protobuf is adding its two types here. Custom types
-// stay JSON-only, as custom resources are in Kubernetes.
-func protoGoTypes() map[schema.GroupVersion][]runtime.Object {
-	return map[schema.GroupVersion][]runtime.Object{
-		corev1.SchemeGroupVersion: {
-			&corev1.Namespace{}, &corev1.NamespaceList{},
-			&corev1.ConfigMap{}, &corev1.ConfigMapList{},
-			&corev1.Secret{}, &corev1.SecretList{},
-			&corev1.Event{}, &corev1.EventList{},
-		},
-		coordinationv1.SchemeGroupVersion: {&coordinationv1.Lease{}, &coordinationv1.LeaseList{}},
-	}
-}
-
 // protoCodec converts between miniapi's JSON and Kubernetes' protobuf at
-// the HTTP edge, through the generated Go types: JSON is decoded into the
-// Go type and that is marshalled, and the reverse. Its scheme is confined
-// to this conversion; nothing behind the handlers sees a Go type.
+// the HTTP edge, through the generated Go types of the built-in kinds
+// (builtin.Scheme): JSON is decoded into the Go type and that is
+// marshalled, and the reverse. Nothing behind the handlers sees a Go
+// type. Custom types stay JSON-only, as custom resources are in
+// Kubernetes.
 type protoCodec struct {
 	scheme     *runtime.Scheme
 	serializer *protobuf.Serializer
@@ -59,14 +44,7 @@ type protoCodec struct {
 
 // protoCodecs is built once, on first use, and only read afterwards.
 var protoCodecs = sync.OnceValue(func() *protoCodec {
-	s := runtime.NewScheme()
-	for gv, types := range protoGoTypes() {
-		s.AddKnownTypes(gv, types...)
-		// DeleteOptions and the other option kinds, as client-go tags
-		// them with the resource's group version.
-		metav1.AddToGroupVersion(s, gv)
-	}
-	metav1.AddToGroupVersion(s, metav1.SchemeGroupVersion)
+	s := builtin.Scheme()
 	return &protoCodec{scheme: s, serializer: protobuf.NewSerializer(s, s)}
 })
 

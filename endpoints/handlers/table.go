@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -43,13 +44,17 @@ type tablePrinter struct {
 	paths []*jsonpath.JSONPath
 	// computer fills the columns declared without a JSONPath.
 	computer registry.ColumnComputer
-	buf      bytes.Buffer
+	// kind, when set, prints the cells itself (a built-in kind, with
+	// kube's printer); columns and paths are then unused but for Name.
+	kind registry.TablePrinter
+	ctx  context.Context
+	buf  bytes.Buffer
 }
 
 // newTablePrinter prepares the Table conversion for a request, reading
 // includeObject from its query; an unknown value is 400, as in
 // kube-apiserver.
-func newTablePrinter(t *registry.Type, out output, query url.Values) (*tablePrinter, error) {
+func newTablePrinter(ctx context.Context, t *registry.Type, out output, query url.Values) (*tablePrinter, error) {
 	include := query.Get("includeObject")
 	switch include {
 	case "":
@@ -58,6 +63,9 @@ func newTablePrinter(t *registry.Type, out output, query url.Values) (*tablePrin
 	default:
 		err := field.Invalid(field.NewPath("includeObject"), include, "must be 'Metadata', 'Object', 'None', or empty")
 		return nil, api.NewBadRequest(fmt.Sprintf("Unable to convert to Table as requested: %v", err))
+	}
+	if kp, ok := t.Strategy.(registry.TablePrinter); ok {
+		return &tablePrinter{apiVersion: out.asAPIVersion(), include: include, columns: kp.TableColumns(), kind: kp, ctx: ctx}, nil
 	}
 	cols := t.PrinterColumns
 	if len(cols) == 0 {
@@ -104,6 +112,14 @@ func newTablePrinter(t *registry.Type, out output, query url.Values) (*tablePrin
 func (p *tablePrinter) encodeList(meta api.ListMeta, items []*storage.Object) ([]byte, error) {
 	tbl := p.newTable(true)
 	tbl.Metadata = meta
+	if p.kind != nil {
+		rows, err := p.kindRows(items)
+		if err != nil {
+			return nil, err
+		}
+		tbl.Rows = rows
+		return json.Marshal(tbl)
+	}
 	tbl.Rows = make([]api.TableRow, 0, len(items))
 	for _, it := range items {
 		row, _, err := p.row(it.Data)
@@ -120,6 +136,15 @@ func (p *tablePrinter) encodeList(meta api.ListMeta, items []*storage.Object) ([
 // (every Table watch frame after the first).
 func (p *tablePrinter) encodeObject(data []byte, headers bool) ([]byte, error) {
 	tbl := p.newTable(headers)
+	if p.kind != nil {
+		rows, err := p.kindRows([]*storage.Object{{Data: data}})
+		if err != nil {
+			return nil, err
+		}
+		tbl.Metadata.ResourceVersion = resourceVersionOf(data)
+		tbl.Rows = rows
+		return json.Marshal(tbl)
+	}
 	row, rv, err := p.row(data)
 	if err != nil {
 		return nil, err
@@ -127,6 +152,40 @@ func (p *tablePrinter) encodeObject(data []byte, headers bool) ([]byte, error) {
 	tbl.Metadata.ResourceVersion = rv
 	tbl.Rows = []api.TableRow{row}
 	return json.Marshal(tbl)
+}
+
+// kindRows prints items with the kind's printer and gives each row the
+// object includeObject asks for.
+func (p *tablePrinter) kindRows(items []*storage.Object) ([]api.TableRow, error) {
+	data := make([][]byte, len(items))
+	for i, it := range items {
+		data[i] = it.Data
+	}
+	rows, err := p.kind.TableRows(p.ctx, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) != len(items) {
+		return nil, fmt.Errorf("handlers: the printer gave %d rows for %d objects", len(rows), len(items))
+	}
+	for i := range rows {
+		if rows[i].Object, err = p.rowObject(items[i].Data); err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+// rowObject is what a row carries beside its cells, as includeObject
+// asks: nothing, the object's PartialObjectMetadata, or the object.
+func (p *tablePrinter) rowObject(data []byte) (json.RawMessage, error) {
+	switch p.include {
+	case includeObject:
+		return data, nil
+	case includeMetadata:
+		return encodePartialObject(p.apiVersion, data)
+	}
+	return nil, nil
 }
 
 func (p *tablePrinter) newTable(headers bool) *api.Table {
@@ -162,16 +221,11 @@ func (p *tablePrinter) row(data []byte) (api.TableRow, string, error) {
 		}
 		row.Cells = append(row.Cells, p.cell(jp, col.Type, obj))
 	}
-	switch p.include {
-	case includeObject:
-		row.Object = data
-	case includeMetadata:
-		po, err := encodePartialObject(p.apiVersion, data)
-		if err != nil {
-			return api.TableRow{}, "", err
-		}
-		row.Object = po
+	ro, err := p.rowObject(data)
+	if err != nil {
+		return api.TableRow{}, "", err
 	}
+	row.Object = ro
 	return row, rv, nil
 }
 
@@ -261,4 +315,15 @@ func normalizeNumbers(v any) any {
 		return x.String()
 	}
 	return v
+}
+
+// resourceVersionOf reads metadata.resourceVersion from an encoded object.
+func resourceVersionOf(data []byte) string {
+	var m struct {
+		ResourceVersion string `json:"resourceVersion"`
+	}
+	if span := storage.MetadataJSON(data); span != nil && json.Unmarshal(span, &m) == nil {
+		return m.ResourceVersion
+	}
+	return ""
 }

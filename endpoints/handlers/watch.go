@@ -308,7 +308,7 @@ func watchConversion(t *registry.Type, out output, query url.Values) (func([]byt
 		// Watch events carry single objects.
 		return nil, notAList()
 	case asTable:
-		p, err := newTablePrinter(t, out, query)
+		p, err := newTablePrinter(context.Background(), t, out, query)
 		if err != nil {
 			return nil, err
 		}

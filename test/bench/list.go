@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
 	"github.com/miniapi/miniapi/storage/cacher"
@@ -50,7 +51,7 @@ var configMapPrefix = storage.ResourceKeys{Resource: "configmaps", Namespaced: t
 // configMapAttrs is the attribute function miniapi's ConfigMap cacher
 // uses.
 func configMapAttrs() storage.AttrFunc {
-	for _, t := range registry.BuiltinTypes() {
+	for _, t := range builtin.Types(builtin.Config{}) {
 		if t.Kind == "ConfigMap" {
 			return registry.AttrFunc(&t)
 		}

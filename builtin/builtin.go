@@ -1,0 +1,52 @@
+package builtin
+
+import (
+	"github.com/miniapi/miniapi/registry"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+)
+
+// Config is what some kinds' rules need from the running server.
+type Config struct {
+	// Namespaces reads namespaces, for the rules that look at a
+	// namespace's labels (ResourceClaims asking for admin access).
+	// Only Get is called.
+	Namespaces corev1client.NamespaceInterface
+}
+
+// Types returns the registry Types of every resource kube-apiserver 1.37
+// serves by default and miniapi serves as built-in, each with kube's own
+// rules. Each call returns fresh values.
+func Types(cfg Config) []registry.Type {
+	var out []registry.Type
+	for _, r := range resources(cfg) {
+		out = append(out, r.typ())
+	}
+	return out
+}
+
+// resources lists every built-in resource, group by group.
+func resources(cfg Config) []*resource {
+	var all []*resource
+	for _, group := range [][]*resource{
+		coreResources(),
+		admissionResources(),
+		appsResources(),
+		autoscalingResources(),
+		batchResources(),
+		certificatesResources(),
+		coordinationResources(),
+		discoveryResources(),
+		flowcontrolResources(),
+		networkingResources(),
+		nodeResources(),
+		policyResources(),
+		rbacResources(),
+		resourceResources(cfg.Namespaces),
+		schedulingResources(),
+		storageResources(),
+		storageMigrationResources(),
+	} {
+		all = append(all, group...)
+	}
+	return all
+}

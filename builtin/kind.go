@@ -1,0 +1,369 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/fieldmanager"
+	"github.com/miniapi/miniapi/registry"
+	"github.com/miniapi/miniapi/storage"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/mergepatch"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/warning"
+	sigsjson "sigs.k8s.io/json"
+)
+
+// kind is the registry Strategy of one built-in resource: it turns the
+// registry's capabilities into calls of kube's code for the kind (its
+// decoding and defaults, its REST strategies, its field selectors, its
+// printer), converting between the Store's JSON objects and kube's Go
+// types at each call.
+type kind struct {
+	r *resource
+	// gvk is the served (versioned) kind, internal the hub kube's
+	// strategies work on.
+	gvk, internal schema.GroupVersionKind
+	gr            schema.GroupResource
+	// pathAttrs reads the attributes of kinds with selectable paths.
+	pathAttrs storage.AttrFunc
+}
+
+func newKind(r *resource) *kind {
+	gv := schema.GroupVersion{Group: r.group, Version: r.version}
+	k := &kind{
+		r:        r,
+		gvk:      gv.WithKind(r.kind),
+		internal: schema.GroupVersionKind{Group: r.group, Version: runtime.APIVersionInternal, Kind: r.kind},
+		gr:       schema.GroupResource{Group: r.group, Resource: r.plural},
+	}
+	if len(r.selectable) > 0 {
+		k.pathAttrs = registry.AttrFunc(&registry.Type{Namespaced: r.namespaced, SelectableFields: r.selectable})
+	}
+	return k
+}
+
+// The registry capabilities a kind has. Status, subresources and
+// graceful deletion vary by kind: see kindWithStatus and friends.
+var (
+	_ registry.Decoder            = (*kind)(nil)
+	_ registry.CreateRules        = (*kind)(nil)
+	_ registry.UpdateRules        = (*kind)(nil)
+	_ registry.AttrSource         = (*kind)(nil)
+	_ registry.TablePrinter       = (*kind)(nil)
+	_ registry.MergeSchema        = (*kind)(nil)
+	_ registry.StrategicMerger    = (*kind)(nil)
+	_ registry.StatusSubresource  = (*kind)(nil)
+	_ registry.SubresourceLister  = (*kind)(nil)
+	_ registry.ConditionalUpdater = (*kind)(nil)
+)
+
+// newVersioned returns an empty object of the served version's Go type.
+func (k *kind) newVersioned() runtime.Object {
+	obj, err := scheme.New(k.gvk)
+	if err != nil {
+		panic(fmt.Sprintf("builtin: %s is not in the scheme: %v", k.gvk, err)) // the resource table names only registered kinds
+	}
+	return obj
+}
+
+// newInternal returns an empty object of the internal Go type.
+func (k *kind) newInternal() runtime.Object {
+	obj, err := scheme.New(k.internal)
+	if err != nil {
+		panic(fmt.Sprintf("builtin: %s is not in the scheme: %v", k.internal, err))
+	}
+	return obj
+}
+
+// Decode decodes data into the kind's Go type as kube-apiserver's JSON
+// decoder does (case-sensitive field names, integers kept, strict
+// findings listed), applies the kind's defaults, and returns the result
+// as the Store's object.
+func (k *kind) Decode(data []byte) (*api.Object, []string, error) {
+	obj := k.newVersioned()
+	strictErrs, err := sigsjson.UnmarshalStrict(data, obj)
+	if err != nil {
+		return nil, nil, api.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", k.r.kind, k.r.version, k.r.kind, err))
+	}
+	scheme.Default(obj)
+	// The body's own apiVersion and kind stay as sent: the Store checks
+	// them against the URL.
+	out, err := k.encodeVersioned(obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	var strict []string
+	for _, e := range strictErrs {
+		strict = append(strict, e.Error())
+	}
+	return out, strict, nil
+}
+
+// toVersioned decodes the Store's object into the served Go type.
+func (k *kind) toVersioned(obj *api.Object) (runtime.Object, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	return k.decodeVersioned(data)
+}
+
+// decodeVersioned decodes stored JSON into the served Go type.
+func (k *kind) decodeVersioned(data []byte) (runtime.Object, error) {
+	out := k.newVersioned()
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, out); err != nil {
+		return nil, fmt.Errorf("builtin: decode %s: %w", k.gvk, err)
+	}
+	return out, nil
+}
+
+// toInternal decodes the Store's object into kube's internal Go type.
+func (k *kind) toInternal(obj *api.Object) (runtime.Object, error) {
+	v, err := k.toVersioned(obj)
+	if err != nil {
+		return nil, err
+	}
+	return k.internalOf(v)
+}
+
+// internalOf converts a served-version object to the internal version.
+func (k *kind) internalOf(v runtime.Object) (runtime.Object, error) {
+	in := k.newInternal()
+	if err := scheme.Convert(v, in, nil); err != nil {
+		return nil, fmt.Errorf("builtin: convert %s to internal: %w", k.gvk, err)
+	}
+	return in, nil
+}
+
+// fromInternal converts kube's internal object back into the Store's.
+func (k *kind) fromInternal(in runtime.Object) (*api.Object, error) {
+	v := k.newVersioned()
+	if err := scheme.Convert(in, v, nil); err != nil {
+		return nil, fmt.Errorf("builtin: convert %s from internal: %w", k.gvk, err)
+	}
+	return k.fromVersioned(v)
+}
+
+// fromVersioned encodes a served-version object as the Store's object,
+// with the served apiVersion and kind.
+func (k *kind) fromVersioned(v runtime.Object) (*api.Object, error) {
+	v.GetObjectKind().SetGroupVersionKind(k.gvk)
+	return k.encodeVersioned(v)
+}
+
+// encodeVersioned encodes a served-version object as the Store's object.
+func (k *kind) encodeVersioned(v runtime.Object) (*api.Object, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("builtin: encode %s: %w", k.gvk, err)
+	}
+	var out api.Object
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("builtin: decode %s: %w", k.gvk, err)
+	}
+	return &out, nil
+}
+
+// requestContext is the context kube's strategies expect of a request:
+// its namespace, its RequestInfo (declarative validation names the
+// operation by it) and a warning recorder that hands their warnings to
+// ours.
+func (k *kind) requestContext(ctx context.Context, verb, ns, name, subresource string) context.Context {
+	kctx := genericapirequest.WithNamespace(ctx, ns)
+	kctx = genericapirequest.WithRequestInfo(kctx, &genericapirequest.RequestInfo{
+		IsResourceRequest: true, Verb: verb, APIPrefix: apiPrefix(k.r.group),
+		APIGroup: k.r.group, APIVersion: k.r.version, Namespace: ns, Resource: k.r.plural,
+		Subresource: subresource, Name: name,
+	})
+	return warning.WithWarningRecorder(kctx, warningRecorder{ctx})
+}
+
+func apiPrefix(group string) string {
+	if group == "" {
+		return "api"
+	}
+	return "apis"
+}
+
+// warningRecorder forwards warnings kube's code records to the request.
+type warningRecorder struct{ ctx context.Context }
+
+// AddWarning records a warning for the request's answer.
+func (w warningRecorder) AddWarning(_, text string) { api.AddWarning(w.ctx, text) }
+
+// BeforeCreate runs kube's rest.BeforeCreate with the kind's strategy:
+// PrepareForCreate, Validate (ObjectMeta included), WarningsOnCreate and
+// Canonicalize.
+func (k *kind) BeforeCreate(ctx context.Context, obj *api.Object) error {
+	in, err := k.toInternal(obj)
+	if err != nil {
+		return err
+	}
+	kctx := k.requestContext(ctx, "create", obj.Metadata.Namespace, obj.Metadata.Name, "")
+	if err := rest.BeforeCreate(k.r.strategy, kctx, in); err != nil {
+		return statusError(err)
+	}
+	out, err := k.fromInternal(in)
+	if err != nil {
+		return err
+	}
+	*obj = *out
+	return nil
+}
+
+// BeforeUpdate runs kube's rest.BeforeUpdate with the strategy of the
+// (sub)resource written.
+func (k *kind) BeforeUpdate(ctx context.Context, obj, old *api.Object, subresource string) error {
+	strategy := k.r.updateStrategy(subresource)
+	if strategy == nil {
+		return api.NewNotFound(api.GroupResource{Group: k.r.group, Resource: k.r.plural}, obj.Metadata.Name)
+	}
+	// kube-apiserver's generic store gives an unconditional update the
+	// stored resourceVersion before the strategy judges it.
+	obj.Metadata.ResourceVersion = old.Metadata.ResourceVersion
+	in, err := k.toInternal(obj)
+	if err != nil {
+		return err
+	}
+	oldIn, err := k.toInternal(old)
+	if err != nil {
+		return err
+	}
+	kctx := k.requestContext(ctx, "update", obj.Metadata.Namespace, obj.Metadata.Name, subresource)
+	if err := rest.BeforeUpdate(strategy, kctx, in, oldIn); err != nil {
+		return statusError(err)
+	}
+	out, err := k.fromInternal(in)
+	if err != nil {
+		return err
+	}
+	out.Metadata.ResourceVersion = ""
+	*obj = *out
+	return nil
+}
+
+// RequiresResourceVersion reports whether the kind refuses updates that
+// do not name the resourceVersion they replace.
+func (k *kind) RequiresResourceVersion() bool {
+	return !k.r.strategy.AllowUnconditionalUpdate(context.Background())
+}
+
+// HasStatus reports whether the kind has a status subresource.
+func (k *kind) HasStatus() bool { return k.r.status != nil }
+
+// Subresources lists the kind's subresources other than status and scale.
+func (k *kind) Subresources() []registry.Subresource { return k.r.subresources() }
+
+// TypeConverter returns the kind's merge schema: Kubernetes' own, as
+// client-go ships it.
+func (k *kind) TypeConverter() (fieldmanager.TypeConverter, error) {
+	return fieldmanager.Builtin()
+}
+
+// Attrs returns the labels and the fields kube's GetAttrs function for
+// the kind selects on; kinds without one select on metadata.name and
+// metadata.namespace only.
+func (k *kind) Attrs(data []byte) (storage.Attrs, error) {
+	if k.pathAttrs != nil {
+		return k.pathAttrs(data)
+	}
+	if k.r.attrs == nil {
+		return storage.DefaultAttrs(data)
+	}
+	v, err := k.decodeVersioned(data)
+	if err != nil {
+		return storage.Attrs{}, err
+	}
+	in, err := k.internalOf(v)
+	if err != nil {
+		return storage.Attrs{}, err
+	}
+	l, f, err := k.r.attrs(in)
+	if err != nil {
+		return storage.Attrs{}, err
+	}
+	return storage.Attrs{Labels: labels.Set(l), Fields: fields.Set(f)}, nil
+}
+
+// CheckFieldLabel refuses a field selector label the kind's field label
+// conversion does not know, with kube-apiserver's message.
+func (k *kind) CheckFieldLabel(label string) error {
+	if _, _, err := scheme.ConvertFieldLabel(k.gvk, label, ""); err != nil {
+		return api.NewBadRequest(err.Error())
+	}
+	return nil
+}
+
+// StrategicMerge applies a strategic merge patch with the patch
+// strategies and merge keys of the kind's Go type, as kube-apiserver's
+// patch handler does.
+func (k *kind) StrategicMerge(original, patch []byte) ([]byte, error) {
+	var orig, p map[string]any
+	if err := json.Unmarshal(original, &orig); err != nil {
+		return nil, err
+	}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(patch, &p); err != nil {
+		return nil, api.NewBadRequest(err.Error())
+	}
+	out, err := strategicpatch.StrategicMergeMapPatch(orig, p, k.newVersioned())
+	if err != nil {
+		return nil, strategicMergeError(err)
+	}
+	return json.Marshal(out)
+}
+
+// strategicMergeError words a strategic merge failure as kube-apiserver's
+// patch handler does: 400 for a malformed patch, 422 for one that does
+// not fit the object.
+func strategicMergeError(err error) error {
+	switch {
+	case errors.Is(err, mergepatch.ErrBadJSONDoc), errors.Is(err, mergepatch.ErrBadPatchFormatForPrimitiveList),
+		errors.Is(err, mergepatch.ErrBadPatchFormatForRetainKeys), errors.Is(err, mergepatch.ErrBadPatchFormatForSetElementOrderList),
+		errors.Is(err, mergepatch.ErrUnsupportedStrategicMergePatchFormat):
+		return api.NewBadRequest(err.Error())
+	case errors.Is(err, mergepatch.ErrNoListOfLists), errors.Is(err, mergepatch.ErrPatchContentNotMatchRetainKeys):
+		return &api.StatusError{ErrStatus: api.Status{Status: api.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: api.ReasonInvalid, Message: err.Error()}}
+	}
+	return api.NewInternalError(err)
+}
+
+// newInvalid is kube's 422 Invalid error.
+var newInvalid = apierrors.NewInvalid
+
+// statusError turns an error kube's code returned into ours: a
+// StatusError keeps its Status; anything else is a server fault.
+func statusError(err error) error {
+	var se apierrors.APIStatus
+	if !errors.As(err, &se) {
+		return err
+	}
+	return &api.StatusError{ErrStatus: fromMetaStatus(se.Status())}
+}
+
+// fromMetaStatus converts a metav1.Status into ours.
+func fromMetaStatus(st metav1.Status) api.Status {
+	out := api.Status{
+		Status: st.Status, Message: st.Message, Reason: api.StatusReason(st.Reason), Code: st.Code,
+	}
+	if d := st.Details; d != nil {
+		out.Details = &api.StatusDetails{
+			Name: d.Name, Group: d.Group, Kind: d.Kind, UID: string(d.UID), RetryAfterSeconds: d.RetryAfterSeconds,
+		}
+		for _, c := range d.Causes {
+			out.Details.Causes = append(out.Details.Causes, api.StatusCause{Type: string(c.Type), Message: c.Message, Field: c.Field})
+		}
+	}
+	return out
+}

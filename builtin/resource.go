@@ -1,0 +1,127 @@
+package builtin
+
+import (
+	"github.com/miniapi/miniapi/registry"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/rest"
+)
+
+// resource describes one built-in resource as kube-apiserver 1.37 serves
+// it: its names in discovery, and kube's code that holds its rules. Each
+// API group's file lists its resources.
+type resource struct {
+	group, version, kind, plural, singular string
+	shortNames, categories                 []string
+	namespaced                             bool
+
+	// strategy is kube's REST strategy for the main resource.
+	strategy strategy
+	// status is the strategy of the status subresource; nil: none.
+	status rest.RESTUpdateStrategy
+	// updates are the strategies of the other subresources written as
+	// a view of the object (finalize, approval, ephemeralcontainers,
+	// resize), by name.
+	updates map[string]updateSub
+	// scale, when set, serves autoscaling/v1 Scale on /scale.
+	scale *registry.ScaleSubresource
+	// attrs is kube's GetAttrs for the kind: the labels and fields its
+	// field selectors match. nil: metadata.name and metadata.namespace.
+	attrs func(runtime.Object) (labels.Set, fields.Set, error)
+	// selectable, for kinds whose GetAttrs kube does not export, are the
+	// field paths their field selectors match, read from the object.
+	selectable []string
+	// defaultTable marks the kinds kube prints with its default table
+	// convertor (Name, Created At) rather than a printer of their own.
+	defaultTable bool
+	// others are the subresources served by code of their own (binding,
+	// eviction) or answered as unreachable (log, exec, proxy), and those
+	// not served yet (serviceaccounts/token).
+	others []registry.Subresource
+}
+
+// strategy is what kube's registry strategies implement for a resource
+// with every verb.
+type strategy interface {
+	rest.RESTCreateStrategy
+	rest.RESTUpdateStrategy
+	rest.RESTDeleteStrategy
+}
+
+// updateSub is a subresource written through a strategy of its own.
+type updateSub struct {
+	strategy rest.RESTUpdateStrategy
+	verbs    []string
+}
+
+// updateStrategy returns the strategy of the (sub)resource an update
+// addresses, nil when the kind does not update it.
+func (r *resource) updateStrategy(subresource string) rest.RESTUpdateStrategy {
+	switch subresource {
+	case "":
+		return r.strategy
+	case registry.SubresourceStatus:
+		if r.status == nil {
+			return nil
+		}
+		return r.status
+	}
+	if u, ok := r.updates[subresource]; ok {
+		return u.strategy
+	}
+	return nil
+}
+
+// subresources lists the subresources other than status and scale.
+func (r *resource) subresources() []registry.Subresource {
+	out := make([]registry.Subresource, 0, len(r.updates)+len(r.others))
+	for name, u := range r.updates {
+		out = append(out, registry.Subresource{Name: name, Verbs: u.verbs, Serve: registry.ServeUpdate})
+	}
+	return append(out, r.others...)
+}
+
+// typ is the registry Type serving r.
+func (r *resource) typ() registry.Type {
+	return registry.Type{
+		Group:      r.group,
+		Version:    r.version,
+		Kind:       r.kind,
+		Plural:     r.plural,
+		Singular:   r.singular,
+		ShortNames: r.shortNames,
+		Categories: r.categories,
+		Namespaced: r.namespaced,
+		Scale:      r.scale,
+		Strategy:   r.strategyOf(),
+	}
+}
+
+// strategyOf is the registry Strategy serving r: its kind, with the
+// capabilities only some kinds have.
+func (r *resource) strategyOf() registry.Strategy {
+	k := newKind(r)
+	switch {
+	case r.scale != nil:
+		return scaleKind{k}
+	case r.group == "" && r.kind == "Namespace":
+		return namespaceKind{k}
+	}
+	return k
+}
+
+// Verbs of the subresources kube-apiserver serves, as discovery lists them.
+var (
+	viewVerbs    = []string{"get", "patch", "update"}
+	createVerbs  = []string{"create"}
+	connectVerbs = []string{"create", "get"}
+	proxyVerbs   = []string{"create", "delete", "get", "patch", "update"}
+	// all is the category `kubectl get all` lists.
+	all = []string{"all"}
+)
+
+// replicasScale is the scale subresource of the workload kinds: replicas
+// at spec.replicas and status.replicas, the selector computed from the
+// kind's spec.selector (see scaleSelector).
+var replicasScale = &registry.ScaleSubresource{SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.replicas"}

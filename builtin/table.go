@@ -1,0 +1,80 @@
+package builtin
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/miniapi/miniapi/api"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/kubernetes/pkg/printers"
+	printersinternal "k8s.io/kubernetes/pkg/printers/internalversion"
+)
+
+// tableGenerator is kube-apiserver's table printer of the built-in kinds,
+// built on first use: registering its handlers takes a few milliseconds
+// that a server nobody runs `kubectl get` against need not spend.
+var tableGenerator = sync.OnceValue(func() *printers.HumanReadableGenerator {
+	return printers.NewTableGenerator().With(printersinternal.AddHandlers)
+})
+
+// TableColumns returns the columns kube's printer prints for the kind,
+// all of them, as kube-apiserver serves them (kubectl shows those of
+// priority 0 unless asked for wide output).
+func (k *kind) TableColumns() []api.TableColumnDefinition {
+	t, err := k.table(context.Background(), k.newInternal(), false)
+	if err != nil {
+		return nil
+	}
+	out := make([]api.TableColumnDefinition, 0, len(t.ColumnDefinitions))
+	for _, c := range t.ColumnDefinitions {
+		out = append(out, api.TableColumnDefinition{Name: c.Name, Type: c.Type, Format: c.Format, Description: c.Description, Priority: c.Priority})
+	}
+	return out
+}
+
+// TableRows prints each encoded object with kube's printer for the kind.
+func (k *kind) TableRows(ctx context.Context, items [][]byte) ([]api.TableRow, error) {
+	rows := make([]api.TableRow, 0, len(items))
+	for _, data := range items {
+		v, err := k.decodeVersioned(data)
+		if err != nil {
+			return nil, err
+		}
+		in, err := k.internalOf(v)
+		if err != nil {
+			return nil, err
+		}
+		t, err := k.table(ctx, in, true)
+		if err != nil {
+			return nil, fmt.Errorf("builtin: print %s: %w", k.gvk, err)
+		}
+		for _, r := range t.Rows {
+			rows = append(rows, api.TableRow{Cells: r.Cells, Conditions: rowConditions(r.Conditions)})
+		}
+	}
+	return rows, nil
+}
+
+// table prints obj as kube-apiserver's storage for the kind does: with
+// kube's printer, or, for the few kinds kube has none for (roles,
+// limitranges...), with the default convertor's Name and Created At.
+func (k *kind) table(ctx context.Context, obj runtime.Object, noHeaders bool) (*metav1.Table, error) {
+	if k.r.defaultTable {
+		return rest.NewDefaultTableConvertor(k.gr).ConvertToTable(ctx, obj, &metav1.TableOptions{NoHeaders: noHeaders})
+	}
+	return tableGenerator().GenerateTable(obj, printers.GenerateOptions{Wide: true, NoHeaders: noHeaders})
+}
+
+func rowConditions(cs []metav1.TableRowCondition) []api.TableRowCondition {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]api.TableRowCondition, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, api.TableRowCondition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message})
+	}
+	return out
+}
