@@ -70,7 +70,7 @@ func coreResources() []*resource {
 			strategy: secret.Strategy, attrs: secret.GetAttrs}),
 		core(resource{kind: "ServiceAccount", plural: "serviceaccounts", shortNames: []string{"sa"}, namespaced: true,
 			strategy: serviceaccount.Strategy,
-			others: []registry.Subresource{{Name: "token", Verbs: createVerbs, Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Serve: registry.ServeNotYet}}}),
+			others:   []registry.Subresource{{Name: "token", Verbs: createVerbs, Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Serve: registry.ServeNotYet}}}),
 		core(resource{kind: "Service", plural: "services", shortNames: []string{"svc"}, categories: all, namespaced: true,
 			strategy: service.Strategy, status: service.StatusStrategy, attrs: service.GetAttrs,
 			others: []registry.Subresource{{Name: "proxy", Verbs: proxyVerbs, Kind: "ServiceProxyOptions", Serve: registry.ServeConnect}}}),
