@@ -148,19 +148,38 @@ func legacyResourceList(group string, v servedVersion) apiResourceList {
 			Verbs: verbsOf(t), ShortNames: t.ShortNames, Categories: t.Categories,
 			StorageVersionHash: storageVersionHash(t.Group, t.Version, t.Kind),
 		})
-		if registry.HasStatus(t) {
+		for _, sr := range discoverableSubresources(t) {
+			kind := sr.Kind
+			if kind == "" {
+				kind = t.Kind
+			}
 			list.Resources = append(list.Resources, apiResource{
-				Name: t.Plural + "/" + registry.SubresourceStatus, Namespaced: t.Namespaced, Kind: t.Kind, Verbs: subresourceVerbs,
-			})
-		}
-		if registry.HasScale(t) {
-			list.Resources = append(list.Resources, apiResource{
-				Name: t.Plural + "/" + registry.SubresourceScale, Namespaced: t.Namespaced,
-				Group: "autoscaling", Version: "v1", Kind: registry.ScaleKind, Verbs: subresourceVerbs,
+				Name: t.Plural + "/" + sr.Name, Namespaced: t.Namespaced,
+				Group: sr.Group, Version: sr.Version, Kind: kind, Verbs: sr.Verbs,
 			})
 		}
 	}
 	return list
+}
+
+// discoverableSubresources are the subresources discovery lists: all a
+// type serves, in name order, but those miniapi does not serve yet.
+func discoverableSubresources(t *registry.Type) []registry.Subresource {
+	var out []registry.Subresource
+	for _, sr := range registry.Subresources(t) {
+		if sr.Serve != registry.ServeNotYet {
+			out = append(out, sr)
+		}
+	}
+	return out
+}
+
+// builtinKind reports whether t is one of Kubernetes' built-in kinds,
+// whose definitions (and so discovery's response kinds) kube-apiserver
+// describes relative to their own group version.
+func builtinKind(t *registry.Type) bool {
+	_, ok := t.Strategy.(registry.OpenAPIModeler)
+	return ok
 }
 
 // storageVersionHash identifies the version objects are stored in, for

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-
-	"github.com/miniapi/miniapi/registry"
 )
 
 // Aggregated discovery (apidiscovery.k8s.io/v2): /api and /apis answer a
@@ -107,7 +105,12 @@ func aggregatedGroupOf(g servedGroup) apiGroupDiscovery {
 		av := apiVersionDiscovery{Version: v.version, Freshness: "Current"}
 		for _, res := range v.resources {
 			t := &res.Type
+			// kube-apiserver names its built-in kinds without their own
+			// group and version, a custom resource's kind with them.
 			gvk := &discoveryGVK{Group: t.Group, Version: t.Version, Kind: t.Kind}
+			if builtinKind(t) {
+				gvk = &discoveryGVK{Kind: t.Kind}
+			}
 			rd := apiResourceDiscovery{
 				Resource: t.Plural, ResponseKind: gvk, Scope: scopeCluster, SingularResource: t.Singular,
 				Verbs: verbsOf(t), ShortNames: t.ShortNames, Categories: t.Categories,
@@ -115,14 +118,12 @@ func aggregatedGroupOf(g servedGroup) apiGroupDiscovery {
 			if t.Namespaced {
 				rd.Scope = scopeNamespaced
 			}
-			if registry.HasStatus(t) {
-				rd.Subresources = []apiSubresourceDiscovery{{Subresource: "status", ResponseKind: gvk, Verbs: subresourceVerbs}}
-			}
-			if registry.HasScale(t) {
-				rd.Subresources = append(rd.Subresources, apiSubresourceDiscovery{
-					Subresource: registry.SubresourceScale, Verbs: subresourceVerbs,
-					ResponseKind: &discoveryGVK{Group: "autoscaling", Version: "v1", Kind: registry.ScaleKind},
-				})
+			for _, sr := range discoverableSubresources(t) {
+				kind := gvk
+				if sr.Kind != "" {
+					kind = &discoveryGVK{Group: sr.Group, Version: sr.Version, Kind: sr.Kind}
+				}
+				rd.Subresources = append(rd.Subresources, apiSubresourceDiscovery{Subresource: sr.Name, ResponseKind: kind, Verbs: sr.Verbs})
 			}
 			av.Resources = append(av.Resources, rd)
 		}

@@ -53,7 +53,7 @@ func TestLegacyDiscovery(t *testing.T) {
 			for _, g := range v.Groups {
 				names = append(names, g.Name+"="+g.PreferredVersion.GroupVersion)
 			}
-			if v.Kind != "APIGroupList" || !slices.Equal(names, []string{"coordination.k8s.io=coordination.k8s.io/v1", "example.com=example.com/v1"}) {
+			if v.Kind != "APIGroupList" || !containsAll(names, "apps=apps/v1", "autoscaling=autoscaling/v2", "coordination.k8s.io=coordination.k8s.io/v1", "example.com=example.com/v1") {
 				t.Errorf("groups = %v (%s)", names, b)
 			}
 		}},
@@ -179,13 +179,15 @@ func TestAggregatedDiscovery(t *testing.T) {
 	res := aggregatedResources(core)
 	cm := res["/v1/configmaps"]
 	if cm.Scope != apidiscoveryv2.ScopeNamespace || cm.SingularResource != "configmap" || !slices.Equal(cm.ShortNames, []string{"cm"}) ||
-		!slices.Equal(cm.Verbs, resourceVerbs) || cm.ResponseKind == nil || *cm.ResponseKind != (metav1.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}) ||
+		!slices.Equal(cm.Verbs, resourceVerbs) || cm.ResponseKind == nil || *cm.ResponseKind != (metav1.GroupVersionKind{Kind: "ConfigMap"}) ||
 		len(cm.Subresources) != 0 {
 		t.Errorf("configmaps = %+v", cm)
 	}
 	ns := res["/v1/namespaces"]
-	if ns.Scope != apidiscoveryv2.ScopeCluster || len(ns.Subresources) != 1 || ns.Subresources[0].Subresource != "status" ||
-		!slices.Equal(ns.Subresources[0].Verbs, []string{"get", "patch", "update"}) || ns.Subresources[0].ResponseKind.Kind != "Namespace" {
+	if ns.Scope != apidiscoveryv2.ScopeCluster || len(ns.Subresources) != 2 ||
+		ns.Subresources[0].Subresource != "finalize" || !slices.Equal(ns.Subresources[0].Verbs, []string{"update"}) ||
+		ns.Subresources[1].Subresource != "status" || !slices.Equal(ns.Subresources[1].Verbs, []string{"get", "patch", "update"}) ||
+		ns.Subresources[1].ResponseKind.Kind != "Namespace" {
 		t.Errorf("namespaces = %+v", ns)
 	}
 
@@ -194,11 +196,13 @@ func TestAggregatedDiscovery(t *testing.T) {
 	for _, g := range apis.Items {
 		groups = append(groups, g.Name)
 	}
-	if !slices.Equal(groups, []string{"coordination.k8s.io", "example.com"}) {
+	if !containsAll(groups, "apps", "coordination.k8s.io", "example.com") {
 		t.Fatalf("groups = %v", groups)
 	}
 	res = aggregatedResources(apis)
-	if l := res["coordination.k8s.io/v1/leases"]; l.ResponseKind == nil || l.ResponseKind.Group != "coordination.k8s.io" || l.SingularResource != "lease" {
+	// As kube-apiserver, a built-in kind's response kind leaves out its
+	// own group and version.
+	if l := res["coordination.k8s.io/v1/leases"]; l.ResponseKind == nil || *l.ResponseKind != (metav1.GroupVersionKind{Kind: "Lease"}) || l.SingularResource != "lease" {
 		t.Errorf("leases = %+v", l)
 	}
 	if w := res["example.com/v1/widgets"]; len(w.Subresources) != 1 || !slices.Equal(w.ShortNames, []string{"wd"}) {
@@ -381,7 +385,7 @@ func TestDiscoveryClient(t *testing.T) {
 			for _, g := range groups {
 				names = append(names, g.Name+"/"+g.PreferredVersion.Version)
 			}
-			if !slices.Equal(names, []string{"/v1", "coordination.k8s.io/v1", "example.com/v1"}) {
+			if !containsAll(names, "/v1", "apps/v1", "coordination.k8s.io/v1", "example.com/v1") {
 				t.Errorf("groups = %v", names)
 			}
 			found := map[string]metav1.APIResource{}
@@ -418,4 +422,14 @@ func TestDiscoveryClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// containsAll reports whether every one of want is in have.
+func containsAll(have []string, want ...string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
 }

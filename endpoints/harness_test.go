@@ -45,7 +45,7 @@ func newFixture(t *testing.T) *fixture {
 			t.Fatal(err)
 		}
 	}
-	srv := httptest.NewServer(New(Config{Registry: reg}))
+	srv := httptest.NewServer(New(Config{Registry: reg, OpenAPI: &builtin.OpenAPI{}}))
 	t.Cleanup(func() {
 		srv.Close()
 		reg.Close()

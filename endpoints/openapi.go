@@ -2,8 +2,10 @@ package endpoints
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,38 +55,68 @@ type openAPIDocs struct {
 	v3Proto map[string]func() ([]byte, error)
 }
 
+// Definitions supplies Kubernetes' own OpenAPI definitions: those of the
+// built-in kinds (named by registry.OpenAPIModeler) and of the meta types
+// every document refers to (ObjectMeta, ListMeta, Status,
+// DeleteOptions, WatchEvent, Patch, autoscaling/v1 Scale), so that
+// documents carry kube's schemas and descriptions. builtin.OpenAPI is
+// the implementation.
+type Definitions interface {
+	// V2 returns the Swagger 2.0 definitions of the named models and
+	// every model they refer to, by name, as decoded JSON.
+	V2(names ...string) (map[string]any, error)
+	// V3 returns the same as OpenAPI v3 schemas.
+	V3(names ...string) (map[string]any, error)
+}
+
 // openAPICache holds the documents of the latest snapshot asked for, as
 // discoveryCache does.
 type openAPICache struct {
+	defs Definitions
+	// mu serialises builds: a new snapshot is built once, however many
+	// requests ask for it at once.
+	mu  sync.Mutex
 	cur atomic.Pointer[openAPIDocs]
 }
 
-func (c *openAPICache) docs(snap *registry.Snapshot) *openAPIDocs {
+func (c *openAPICache) docs(snap *registry.Snapshot) (*openAPIDocs, error) {
 	if d := c.cur.Load(); d != nil && d.snap == snap {
-		return d
+		return d, nil
 	}
-	d := buildOpenAPI(snap)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d := c.cur.Load(); d != nil && d.snap == snap {
+		return d, nil
+	}
+	d, err := buildOpenAPI(snap, c.defs)
+	if err != nil {
+		return nil, err
+	}
 	c.cur.Store(d)
-	return d
+	return d, nil
 }
 
-func buildOpenAPI(snap *registry.Snapshot) *openAPIDocs {
+func buildOpenAPI(snap *registry.Snapshot, defs Definitions) (*openAPIDocs, error) {
 	groups := servedGroups(snap)
+	kube, err := kubeDefinitions(defs, groups)
+	if err != nil {
+		return nil, err
+	}
 	d := &openAPIDocs{snap: snap, v3: map[string]encodedDoc{}, v3Proto: map[string]func() ([]byte, error){}}
 	index := jsonObj{}
 	for _, g := range groups {
 		for _, v := range g.versions {
 			key := v3Key(g.name, v.version)
-			doc := encodeWithETag(v3Document(groupVersionKey{g.name, v.version}, v.resources))
+			doc := encodeWithETag(v3Document(groupVersionKey{g.name, v.version}, v.resources, kube.v3))
 			d.v3[key] = doc
 			d.v3Proto[key] = sync.OnceValues(func() ([]byte, error) { return v3Protobuf(doc.body) })
 			index[key] = jsonObj{"serverRelativeURL": serverRelativeURL(key, doc.etag)}
 		}
 	}
 	d.index = encodeWithETag(jsonObj{"paths": index})
-	d.v2 = encodeWithETag(v2Document(groups))
+	d.v2 = encodeWithETag(v2Document(groups, kube.v2))
 	d.v2Proto = sync.OnceValues(func() ([]byte, error) { return v2Protobuf(d.v2.body) })
-	return d
+	return d, nil
 }
 
 // serverRelativeURL is where the index sends a client for a group
@@ -129,7 +161,11 @@ func openAPIFormat(r *http.Request, protoTypes ...string) (protobuf, ok bool) {
 }
 
 func (s *server) openAPIV2(w http.ResponseWriter, r *http.Request) {
-	d := s.openapi.docs(s.reg.Snapshot())
+	d, err := s.openapi.docs(s.reg.Snapshot())
+	if err != nil {
+		s.openAPIFailed(w, err)
+		return
+	}
 	protobuf, ok := openAPIFormat(r, mediaOpenAPIV2Proto, mediaOpenAPIV2ProtoDeprecated)
 	switch {
 	case !ok:
@@ -147,13 +183,21 @@ func (s *server) openAPIV2(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) openAPIV3Index(w http.ResponseWriter, r *http.Request) {
-	d := s.openapi.docs(s.reg.Snapshot())
+	d, err := s.openapi.docs(s.reg.Snapshot())
+	if err != nil {
+		s.openAPIFailed(w, err)
+		return
+	}
 	serveDocument(w, r, "application/json", d.index.body, d.index.etag)
 }
 
 // openAPIV3Doc serves the document of the group version at key.
 func (s *server) openAPIV3Doc(w http.ResponseWriter, r *http.Request, key string) {
-	d := s.openapi.docs(s.reg.Snapshot())
+	d, err := s.openapi.docs(s.reg.Snapshot())
+	if err != nil {
+		s.openAPIFailed(w, err)
+		return
+	}
 	doc, found := d.v3[key]
 	if !found {
 		s.notFound(w, r)
@@ -208,4 +252,94 @@ func (s *server) notAcceptable(w http.ResponseWriter, accepted ...string) {
 func (s *server) openAPIFailed(w http.ResponseWriter, err error) {
 	s.log.Error("endpoints: serving openapi", "err", err)
 	writeStatus(w, api.NewInternalError(err))
+}
+
+// noDefinitions is the Definitions of a server configured without any:
+// its documents cannot be built.
+type noDefinitions struct{}
+
+func (noDefinitions) V2(...string) (map[string]any, error) {
+	return nil, errors.New("endpoints: no OpenAPI definitions configured")
+}
+
+func (noDefinitions) V3(...string) (map[string]any, error) {
+	return nil, errors.New("endpoints: no OpenAPI definitions configured")
+}
+
+// kubeDefs are Kubernetes' definitions a snapshot's documents use.
+type kubeDefs struct {
+	v2, v3 map[string]any
+}
+
+// metaModels are the meta types every document refers to.
+var metaModels = []string{defObjectMeta, defListMeta, defStatus, defDeleteOptions, defWatchEvent, defPatch}
+
+// kubeDefinitions fetches, in one build per OpenAPI version, the
+// definitions of the meta types, of Scale when a served type has a
+// scale subresource, and of every built-in kind served.
+func kubeDefinitions(defs Definitions, groups []servedGroup) (kubeDefs, error) {
+	names := append([]string(nil), metaModels...)
+	for _, g := range groups {
+		for _, v := range g.versions {
+			if hasScale(v.resources) {
+				names = append(names, defScale)
+			}
+			for _, res := range v.resources {
+				if m, ok := res.Type.Strategy.(registry.OpenAPIModeler); ok {
+					kind, list := m.OpenAPIModels()
+					names = append(names, kind, list)
+				}
+			}
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	v2, err := defs.V2(names...)
+	if err != nil {
+		return kubeDefs{}, err
+	}
+	v3, err := defs.V3(names...)
+	if err != nil {
+		return kubeDefs{}, err
+	}
+	return kubeDefs{v2: v2, v3: v3}, nil
+}
+
+// closure returns the definitions roots name and every definition they
+// refer to, transitively, from defs; refPrefix is the document's
+// reference prefix.
+func closure(defs map[string]any, refPrefix string, roots ...string) map[string]any {
+	out := map[string]any{}
+	var visit func(name string)
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if r, ok := x["$ref"].(string); ok && strings.HasPrefix(r, refPrefix) {
+				visit(strings.TrimPrefix(r, refPrefix))
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	visit = func(name string) {
+		if _, done := out[name]; done {
+			return
+		}
+		def, ok := defs[name]
+		if !ok {
+			return
+		}
+		out[name] = def
+		walk(def)
+	}
+	for _, r := range roots {
+		visit(r)
+	}
+	return out
 }

@@ -93,22 +93,26 @@ func v3Key(group, version string) string {
 // v3Document is the OpenAPI v3 document of one group version. It
 // depends on nothing else the snapshot serves, so its hash, and the
 // client caches keyed by it, survive changes to other group versions.
-func v3Document(gv groupVersionKey, resources []*registry.Resource) jsonObj {
-	schemas := jsonObj{}
-	for name, def := range metaDefinitions([]groupVersionKey{gv}) {
-		schemas[name] = def
-	}
+func v3Document(gv groupVersionKey, resources []*registry.Resource, kube map[string]any) jsonObj {
+	roots := append([]string(nil), metaModels...)
 	if hasScale(resources) {
-		for name, def := range scaleDefinitions() {
-			schemas[name] = def
+		roots = append(roots, defScale)
+	}
+	for _, res := range resources {
+		if _, ok := res.Type.Strategy.(registry.OpenAPIModeler); ok {
+			n := namesOf(res)
+			roots = append(roots, n.kindDef, n.listDef)
 		}
 	}
+	schemas := jsonObj(closure(kube, v3RefPrefix, roots...))
 	paths := jsonObj{}
 	for _, res := range resources {
 		t := &res.Type
 		n := namesOf(res)
-		schemas[n.kindDef] = kindDefinition(t)
-		schemas[n.listDef] = listDefinition(t, n.kindDef)
+		if _, ok := t.Strategy.(registry.OpenAPIModeler); !ok {
+			schemas[n.kindDef] = kindDefinition(t)
+			schemas[n.listDef] = listDefinition(t, n.kindDef)
+		}
 		gvk := gvkObj(t.Group, t.Version, t.Kind)
 		for _, item := range typePaths(res, n) {
 			paths[item.path] = v3PathItem(item, n.tag, gvk)
@@ -178,25 +182,21 @@ func v3Params(ps []param) []any {
 }
 
 // v2Document is the Swagger 2.0 document of every served type.
-func v2Document(groups []servedGroup) jsonObj {
-	gvs := groupVersionsOf(groups)
+func v2Document(groups []servedGroup, kube map[string]any) jsonObj {
 	defs := jsonObj{}
-	for name, def := range metaDefinitions(gvs) {
-		defs[name] = schemaToV2(def)
+	for name, def := range kube {
+		defs[name] = def
 	}
 	paths := jsonObj{}
 	for _, g := range groups {
 		for _, v := range g.versions {
-			if hasScale(v.resources) {
-				for name, def := range scaleDefinitions() {
-					defs[name] = schemaToV2(def)
-				}
-			}
 			for _, res := range v.resources {
 				t := &res.Type
 				n := namesOf(res)
-				defs[n.kindDef] = kindDefinitionV2(kindDefinition(t))
-				defs[n.listDef] = schemaToV2(listDefinition(t, n.kindDef))
+				if _, ok := t.Strategy.(registry.OpenAPIModeler); !ok {
+					defs[n.kindDef] = kindDefinitionV2(kindDefinition(t))
+					defs[n.listDef] = schemaToV2(listDefinition(t, n.kindDef))
+				}
 				gvk := gvkObj(t.Group, t.Version, t.Kind)
 				for _, item := range typePaths(res, n) {
 					paths[item.path] = v2PathItem(item, n.tag, gvk)

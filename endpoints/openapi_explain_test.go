@@ -36,18 +36,21 @@ func TestKubectlExplain(t *testing.T) {
 		path  []string
 		want  []string // lines the output must contain
 	}{
+		// Built-in kinds print kube's own descriptions.
 		{schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "ConfigMap", "io.k8s.api.core.v1.ConfigMap", nil,
-			[]string{"KIND:       ConfigMap", "DESCRIPTION:", "ConfigMap holds non-secret configuration", "data\t<map[string]string>", "metadata\t<ObjectMeta>"}},
+			[]string{"KIND:       ConfigMap", "DESCRIPTION:", "ConfigMap holds configuration data for pods to consume.", "data\t<map[string]string>", "metadata\t<ObjectMeta>"}},
 		{schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "ConfigMap", "io.k8s.api.core.v1.ConfigMap", []string{"data"},
-			[]string{"FIELD: data <map[string]string>", "Configuration values as UTF-8 strings."}},
+			[]string{"FIELD: data <map[string]string>", "Data contains the configuration data. Each key must consist of alphanumeric"}},
 		{schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "ConfigMap", "io.k8s.api.core.v1.ConfigMap", []string{"metadata", "labels"},
-			[]string{"FIELD: labels <map[string]string>", "label selectors"}},
+			[]string{"FIELD: labels <map[string]string>", "Map of string keys and values that can be used to organize and categorize"}},
 		{schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "Namespace", "io.k8s.api.core.v1.Namespace", []string{"status", "phase"},
-			[]string{"FIELD: phase <string>", "ENUM:", "Terminating"}},
+			[]string{"FIELD: phase <string>", "ENUM:", "Terminating", "Phase is the current lifecycle phase of the namespace."}},
 		{schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}, "Lease", "io.k8s.api.coordination.v1.Lease", []string{"spec"},
 			[]string{"GROUP:      coordination.k8s.io", "holderIdentity\t<string>", "leaseDurationSeconds\t<integer>"}},
 		{schema.GroupVersionResource{Version: "v1", Resource: "events"}, "Event", "io.k8s.api.core.v1.Event", []string{"involvedObject"},
-			[]string{"FIELD: involvedObject <Object>", "The object the event is about."}},
+			[]string{"FIELD: involvedObject <ObjectReference>", "The object that this event is about."}},
+		{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "Deployment", "io.k8s.api.apps.v1.Deployment", []string{"spec", "template", "spec", "containers"},
+			[]string{"FIELD: containers <[]Container>", "List of containers belonging to the pod."}},
 		{schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, "Widget", "com.example.v1.Widget", nil,
 			[]string{"KIND:       Widget", "served without a schema"}},
 	}

@@ -244,6 +244,13 @@ func isBuiltin(res *registry.Resource) bool {
 // (com.example.v1.Widget).
 func definitionName(res *registry.Resource, kind string) string {
 	t := &res.Type
+	if m, ok := t.Strategy.(registry.OpenAPIModeler); ok {
+		k, l := m.OpenAPIModels()
+		if kind == t.ListKind {
+			return l
+		}
+		return k
+	}
 	if isBuiltin(res) || t.Group == "" {
 		pkg, _, _ := strings.Cut(t.Group, ".")
 		if pkg == "" {

@@ -7,32 +7,10 @@ import (
 // The definitions of autoscaling/v1 Scale, published in the documents of
 // group versions with a type that has a /scale subresource, under the
 // names kube-apiserver gives them.
-const (
-	defScale       = "io.k8s.api.autoscaling.v1.Scale"
-	defScaleSpec   = "io.k8s.api.autoscaling.v1.ScaleSpec"
-	defScaleStatus = "io.k8s.api.autoscaling.v1.ScaleStatus"
-)
+const defScale = "io.k8s.api.autoscaling.v1.Scale"
 
 // scaleGVK is the x-kubernetes-group-version-kind of /scale operations.
 var scaleGVK = gvkObj("autoscaling", "v1", registry.ScaleKind)
-
-// scaleDefinitions are the definitions a /scale operation refers to.
-func scaleDefinitions() map[string]jsonObj {
-	return map[string]jsonObj{
-		defScale: withGVK(objectDef("The desired and observed replica counts of an object whose kind has a scale subresource.", typeMetaFields(jsonObj{
-			"metadata": refField(defObjectMeta, "The name, namespace, uid, resourceVersion and creationTimestamp of the scaled object."),
-			"spec":     refField(defScaleSpec, "The desired state."),
-			"status":   refField(defScaleStatus, "The observed state; read-only through /scale."),
-		})), []any{scaleGVK}),
-		defScaleSpec: objectDef("The desired state of a Scale.", jsonObj{
-			"replicas": propFormat("integer", "int32", "The desired number of replicas, written to the object's spec replicas path; at least 0."),
-		}),
-		defScaleStatus: objectDef("The observed state of a Scale.", jsonObj{
-			"replicas": propFormat("integer", "int32", "The observed number of replicas, read from the object's status replicas path."),
-			"selector": prop("string", "The label selector, in its string form, of what the replicas count, read from the object's label selector path; empty when the kind declares none."),
-		}, "replicas"),
-	}
-}
 
 // scalePathItem is the /scale path of a type with a scale subresource:
 // get, replace and patch of its Scale, in JSON, YAML or protobuf, as

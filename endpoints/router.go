@@ -23,6 +23,9 @@ type Config struct {
 	// Handlers configures the resource handlers; its Registry and Logger
 	// are filled from this Config.
 	Handlers handlers.Config
+	// OpenAPI supplies Kubernetes' OpenAPI definitions for the
+	// documents (builtin.OpenAPI); required to serve /openapi.
+	OpenAPI Definitions
 }
 
 type server struct {
@@ -44,6 +47,10 @@ func New(cfg Config) http.Handler {
 	hc := cfg.Handlers
 	hc.Registry, hc.Logger = cfg.Registry, cfg.Logger
 	s := &server{reg: cfg.Registry, log: cfg.Logger, readyFn: cfg.Ready, handlers: handlers.New(hc)}
+	s.openapi.defs = cfg.OpenAPI
+	if s.openapi.defs == nil {
+		s.openapi.defs = noDefinitions{}
+	}
 
 	r := chi.NewRouter()
 	r.Use(recoverPanics(cfg.Logger), logRequests(cfg.Logger))

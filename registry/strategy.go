@@ -275,3 +275,11 @@ type Connecter interface {
 type ConditionalUpdater interface {
 	RequiresResourceVersion() bool
 }
+
+// OpenAPIModeler is implemented by strategies of kinds whose OpenAPI
+// definitions are Kubernetes' own (the built-in kinds): the names of the
+// definitions of the kind and its list, which a definition source
+// supplies.
+type OpenAPIModeler interface {
+	OpenAPIModels() (kind, list string)
+}

@@ -211,6 +211,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		Logger:   log,
 		Ready:    func(ctx context.Context) error { return etcd3.Ready(ctx, s.client) },
 		Handlers: handlers.Config{ShutdownWatches: s.stopWatches},
+		OpenAPI:  &builtin.OpenAPI{},
 	})
 	s.http = &http.Server{
 		Handler:           handler,

@@ -1,0 +1,103 @@
+package builtin
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/miniapi/miniapi/registry"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
+	utilopenapi "k8s.io/apiserver/pkg/util/openapi"
+	"k8s.io/kube-openapi/pkg/builder"
+	"k8s.io/kube-openapi/pkg/builder3"
+	"k8s.io/kube-openapi/pkg/common"
+	generatedopenapi "k8s.io/kubernetes/pkg/generated/openapi"
+)
+
+// OpenAPI serves kube-apiserver's own OpenAPI definitions of the built-in
+// kinds and of the meta types every document refers to (ObjectMeta,
+// Status, DeleteOptions...): kube's generated definitions
+// (pkg/generated/openapi), without the fields of disabled features, named
+// and tagged with their group-version-kinds by kube's namer, and turned
+// into Swagger 2.0 or OpenAPI v3 schemas by kube-openapi's builders, as
+// kube-apiserver builds its documents. The zero value is ready to use.
+//
+// Building is costly (every definition is constructed) and done only
+// when a document is built; nothing is kept between builds.
+type OpenAPI struct {
+	// mu serialises builds: kube-openapi's builders add extensions to
+	// the definitions they are given.
+	mu sync.Mutex
+}
+
+// The model names of the meta types kube-apiserver's documents refer to.
+const (
+	ModelObjectMeta    = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+	ModelListMeta      = "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta"
+	ModelStatus        = "io.k8s.apimachinery.pkg.apis.meta.v1.Status"
+	ModelDeleteOptions = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
+	ModelWatchEvent    = "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent"
+	ModelPatch         = "io.k8s.apimachinery.pkg.apis.meta.v1.Patch"
+	ModelScale         = "io.k8s.api.autoscaling.v1.Scale"
+)
+
+// V2 returns the Swagger 2.0 definitions of the named models and of
+// every model they refer to, by name, as decoded JSON.
+func (o *OpenAPI) V2(names ...string) (map[string]any, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	cfg := &common.Config{GetDefinitions: definitions(), GetDefinitionName: namer().GetDefinitionName}
+	sw, err := builder.BuildOpenAPIDefinitionsForResources(cfg, names...)
+	if err != nil {
+		return nil, fmt.Errorf("builtin: openapi v2: %w", err)
+	}
+	return toJSONMap(sw.Definitions)
+}
+
+// V3 returns the OpenAPI v3 schemas of the named models and of every
+// model they refer to, by name, as decoded JSON.
+func (o *OpenAPI) V3(names ...string) (map[string]any, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	cfg := &common.OpenAPIV3Config{GetDefinitions: definitions(), GetDefinitionName: namer().GetDefinitionName}
+	schemas, err := builder3.BuildOpenAPIDefinitionsForResources(cfg, names...)
+	if err != nil {
+		return nil, fmt.Errorf("builtin: openapi v3: %w", err)
+	}
+	return toJSONMap(schemas)
+}
+
+// definitions are kube's generated definitions as kube-apiserver serves
+// them: without the fields of features that are off.
+func definitions() common.GetOpenAPIDefinitions {
+	return utilopenapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(generatedopenapi.GetOpenAPIDefinitions)
+}
+
+// namer names definitions and tags each with the group-version-kinds the
+// scheme serves it as, once per process.
+var namer = sync.OnceValue(func() *openapinamer.DefinitionNamer {
+	return openapinamer.NewDefinitionNamer(scheme)
+})
+
+func toJSONMap[S any](defs map[string]S) (map[string]any, error) {
+	data, err := json.Marshal(defs)
+	if err != nil {
+		return nil, fmt.Errorf("builtin: encode openapi: %w", err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("builtin: decode openapi: %w", err)
+	}
+	return out, nil
+}
+
+// OpenAPIModels returns the names of the definitions of the kind and its
+// list, as kube-apiserver names them (io.k8s.api.apps.v1.Deployment).
+func (k *kind) OpenAPIModels() (kind, list string) {
+	kind, _ = scheme.ToOpenAPIDefinitionName(k.gvk)
+	list, _ = scheme.ToOpenAPIDefinitionName(schema.GroupVersionKind{Group: k.r.group, Version: k.r.version, Kind: k.r.kind + "List"})
+	return kind, list
+}
+
+var _ registry.OpenAPIModeler = (*kind)(nil)
