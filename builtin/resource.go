@@ -107,6 +107,8 @@ func (r *resource) strategyOf() registry.Strategy {
 		return scaleKind{k}
 	case r.group == "" && r.kind == "Namespace":
 		return namespaceKind{k}
+	case r.group == "" && r.kind == "Pod":
+		return podKind{k}
 	}
 	return k
 }

@@ -32,6 +32,11 @@ func parseResourcePath(group, version, rest string) (handlers.RequestInfo, bool)
 		info.NamespacedPath = true
 		parts = parts[2:]
 	}
+	if len(parts) > 3 && parts[2] == "proxy" {
+		// A proxy subresource carries the path to proxy to after it.
+		info.SubPath = strings.Join(parts[3:], "/")
+		parts = parts[:3]
+	}
 	for _, p := range parts {
 		if p == "" {
 			return info, false

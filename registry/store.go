@@ -34,6 +34,10 @@ func newStore(t *Type, keys storage.ResourceKeys, s storage.Interface, reg *Regi
 // Type returns the type this Store serves.
 func (s *Store) Type() *Type { return s.t }
 
+// Registry returns the registry the Store serves in, for strategies
+// whose rules reach other types (an eviction reads PodDisruptionBudgets).
+func (s *Store) Registry() *Registry { return s.reg }
+
 // Storage returns the storage under this Store (for wiring and tests).
 func (s *Store) Storage() storage.Interface { return s.storage }
 

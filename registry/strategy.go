@@ -2,6 +2,8 @@ package registry
 
 import (
 	"context"
+	"io"
+	"net/url"
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/fieldmanager"
@@ -264,9 +266,21 @@ type SubresourceCreater interface {
 }
 
 // Connecter is implemented by strategies that serve ServeConnect
-// subresources: it returns the error to answer.
+// subresources.
 type Connecter interface {
-	Connect(ctx context.Context, store *Store, subresource, ns, name string) error
+	// Connect answers one request: the stream to send back with
+	// 200 OK (nil for an empty answer), or the error kube-apiserver
+	// answers. The caller closes the stream.
+	Connect(ctx context.Context, store *Store, req ConnectRequest) (io.ReadCloser, error)
+}
+
+// ConnectRequest is one request to a streaming subresource.
+type ConnectRequest struct {
+	Subresource, Namespace, Name string
+	// Path is what follows a proxy subresource in the URL.
+	Path string
+	// Query holds the subresource's options (container, command...).
+	Query url.Values
 }
 
 // ConditionalUpdater is implemented by strategies of kinds whose updates

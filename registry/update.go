@@ -30,6 +30,11 @@ type UpdateOptions struct {
 	// an apply, the applier.
 	FieldManager string
 
+	// KeepManagedFields records nothing in managedFields, as for
+	// kube-apiserver's own writes that bypass its request handlers
+	// (the condition an eviction sets on its pod).
+	KeepManagedFields bool
+
 	// fieldsRecorded marks an update whose transform computed the
 	// managedFields itself (an apply's merge, a Scale's entries).
 	fieldsRecorded bool
@@ -113,7 +118,7 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 		}
 		// As kube-apiserver, marking an object deleted is not a
 		// write anyone manages.
-		if !opts.fieldsRecorded && !opts.markDeleting {
+		if !opts.fieldsRecorded && !opts.markDeleting && !opts.KeepManagedFields {
 			if obj, err = s.recordUpdate(old, obj, opts.FieldManager, opts.Subresource); err != nil {
 				return nil, err
 			}
@@ -348,4 +353,39 @@ func (s *Store) servesSubresource(sub string) bool {
 	}
 	sr, ok := FindSubresource(s.t, sub)
 	return ok && sr.Serve == ServeUpdate
+}
+
+// UpdateStored changes the named object with change and writes the result
+// as it is: no rules, no managedFields, no generation. It is what
+// kube-apiserver's subresources that write storage directly do (a pod's
+// binding); pre are checked against every object tried.
+func (s *Store) UpdateStored(ctx context.Context, ns, name string, pre *api.Preconditions, dryRun bool, change func(obj *api.Object) error) (*storage.Object, error) {
+	ns = s.namespaceOf(ns)
+	key := s.keys.Key(ns, name)
+	try := func(cur *storage.Object) ([]byte, error) {
+		obj, err := decode(cur.Data)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.checkPreconditions(name, obj, pre); err != nil {
+			return nil, err
+		}
+		if err := change(obj); err != nil {
+			return nil, err
+		}
+		return encodeWithoutRV(obj)
+	}
+	if dryRun {
+		cur, err := s.storage.Get(ctx, key, storage.GetOptions{})
+		if err != nil {
+			return nil, s.statusErr(err, name)
+		}
+		data, err := try(cur)
+		if err != nil {
+			return nil, s.statusErr(err, name)
+		}
+		return &storage.Object{Key: key, Revision: cur.Revision, Data: data}, nil
+	}
+	out, err := s.storage.GuaranteedUpdate(ctx, key, storage.UpdateOptions{}, try)
+	return out, s.statusErr(err, name)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -72,6 +73,8 @@ type RequestInfo struct {
 	NamespacedPath bool
 	Name           string
 	Subresource    string
+	// SubPath is the path after a proxy subresource.
+	SubPath string
 	// Watch is true for the legacy /watch/ URL prefix.
 	Watch bool
 }
@@ -179,15 +182,46 @@ func (q *request) object() {
 }
 
 func (q *request) subresource() {
-	if q.info.Subresource == registry.SubresourceScale {
-		q.scale()
-		return
-	}
-	if q.info.Subresource != registry.SubresourceStatus || !registry.HasStatus(q.t) {
+	sr, ok := registry.FindSubresource(q.t, q.info.Subresource)
+	if !ok || sr.Serve == registry.ServeNotYet {
 		q.fail(api.NewGenericNotFound())
 		return
 	}
-	q.byMethod(q.r.Method)
+	switch {
+	case sr.Name == registry.SubresourceScale:
+		q.scale()
+	case sr.Serve == registry.ServeCreate:
+		if q.r.Method != http.MethodPost {
+			q.notAllowed()
+			return
+		}
+		q.createSubresource()
+	case sr.Serve == registry.ServeConnect:
+		q.connect(sr)
+	case !slices.Contains(sr.Verbs, verbOf(q.r.Method)):
+		// An update-only subresource (a namespace's finalize) serves
+		// nothing else.
+		q.notAllowed()
+	default:
+		q.byMethod(q.r.Method)
+	}
+}
+
+// verbOf names the API verb of an HTTP method on an object.
+func verbOf(method string) string {
+	switch method {
+	case http.MethodGet:
+		return "get"
+	case http.MethodPut:
+		return "update"
+	case http.MethodPatch:
+		return "patch"
+	case http.MethodPost:
+		return "create"
+	case http.MethodDelete:
+		return "delete"
+	}
+	return ""
 }
 
 // byMethod serves the verbs an object and its /status share.

@@ -57,7 +57,8 @@ func TestBadInput(t *testing.T) {
 		{name: "truncated JSON", method: "POST", path: cms, body: `{"metadata":{"name":"t"`, code: 400, reason: "BadRequest"},
 		{name: "trailing data after JSON", method: "POST", path: cms, body: `{"metadata":{"name":"x"}} trailing`, code: 400, reason: "BadRequest"},
 		{name: "JSON array", method: "POST", path: cms, body: `[1,2]`, code: 400, reason: "BadRequest"},
-		{name: "JSON null", method: "POST", path: cms, body: `null`, code: 400, reason: "BadRequest"},
+		// As kube-apiserver: null decodes to an empty ConfigMap, which has no name.
+		{name: "JSON null", method: "POST", path: cms, body: `null`, code: 422, reason: "Invalid"},
 		{name: "empty body", method: "POST", path: cms, body: ``, code: 400, reason: "BadRequest"},
 		{name: "malformed YAML", method: "POST", path: cms, body: "metadata: {name: [x\n", headers: yaml, code: 400, reason: "BadRequest"},
 		{name: "truncated YAML", method: "POST", path: cms, body: "metadata:\n  name: \"trunc", headers: yaml, code: 400, reason: "BadRequest"},

@@ -3,7 +3,6 @@ package e2e
 import (
 	"strings"
 	"testing"
-	"time"
 )
 
 const widgetCRDYAML = `apiVersion: apiextensions.k8s.io/v1
@@ -48,13 +47,9 @@ func TestKubectlCRD(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("apply CRD: %v\n%s", r.err, r.stderr)
 	}
-	applied := time.Now()
 	r = runKubectl(t, srv, "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\n  namespace: default\nspec:\n  color: red\n  size: 2\n", nil, "apply", "-f", "-")
 	if r.err != nil {
 		t.Fatalf("apply widget right after the CRD: %v\n%s", r.err, r.stderr)
-	}
-	if d := time.Since(applied); d > time.Second {
-		t.Errorf("applying the widget took %v", d)
 	}
 	if !strings.Contains(r.stdout, "widget.example.com/w1 created") {
 		t.Errorf("apply widget printed %q", r.stdout)

@@ -210,9 +210,16 @@ func TestKubectlDiscovery(t *testing.T) {
 			t.Errorf("api-resources row %s = %v, want %v\n%s", name, rows[name], w, out)
 		}
 	}
-	// Cluster-scoped: namespaces and, as in kube-apiserver, the CRD type.
-	if out := kubectl(t, srv, "api-resources", "--namespaced=false", "-o", "name"); strings.Join(strings.Fields(out), " ") != "namespaces customresourcedefinitions.apiextensions.k8s.io" {
-		t.Errorf("cluster-scoped resources %q, want namespaces and customresourcedefinitions", out)
+	// Cluster-scoped: as in kube-apiserver.
+	out = kubectl(t, srv, "api-resources", "--namespaced=false", "-o", "name")
+	for _, want := range []string{"namespaces", "nodes", "persistentvolumes", "customresourcedefinitions.apiextensions.k8s.io",
+		"clusterroles.rbac.authorization.k8s.io", "storageclasses.storage.k8s.io", "priorityclasses.scheduling.k8s.io"} {
+		if !slices.Contains(strings.Fields(out), want) {
+			t.Errorf("cluster-scoped resources lack %s:\n%s", want, out)
+		}
+	}
+	if slices.Contains(strings.Fields(out), "configmaps") {
+		t.Errorf("configmaps listed as cluster-scoped:\n%s", out)
 	}
 }
 

@@ -1,0 +1,78 @@
+package handlers
+
+import (
+	"net/http"
+	"slices"
+
+	"github.com/miniapi/miniapi/registry"
+)
+
+// createSubresource answers POST to a subresource that takes an object
+// of its own kind acting on its parent (a pod's binding or eviction): the
+// kind's strategy serves it and answers the object to return.
+func (q *request) createSubresource() {
+	c, ok := q.t.Strategy.(registry.SubresourceCreater)
+	if !ok {
+		q.notAllowed()
+		return
+	}
+	out, p, body, ok := q.readWrite("CreateOptions")
+	if !ok {
+		return
+	}
+	data, err := c.CreateSubresource(q.r.Context(), q.store, q.info.Subresource, q.info.Namespace, q.info.Name, body.json,
+		registry.CreateOptions{DryRun: p.dryRun, FieldManager: p.manager, FieldValidation: p.fieldValidation, BodyErrors: body.strict})
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	writeEncoded(q.w, out, http.StatusCreated, data)
+}
+
+// connect answers a streaming subresource (log, exec, attach,
+// portforward, proxy): miniapi runs no kubelet and proxies to nothing, so
+// the kind's strategy answers the error kube-apiserver gives when the
+// backend cannot be reached, after kube's own checks of the request.
+func (q *request) connect(sr registry.Subresource) {
+	verb := verbOf(q.r.Method)
+	if q.r.Method == http.MethodOptions || q.r.Method == http.MethodHead {
+		verb = "get"
+	}
+	if !slices.Contains(sr.Verbs, verb) {
+		q.notAllowed()
+		return
+	}
+	c, ok := q.t.Strategy.(registry.Connecter)
+	if !ok {
+		q.notAllowed()
+		return
+	}
+	stream, err := c.Connect(q.r.Context(), q.store, registry.ConnectRequest{
+		Subresource: sr.Name, Namespace: q.info.Namespace, Name: q.info.Name, Path: q.info.SubPath, Query: q.r.URL.Query(),
+	})
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	q.w.Header().Set("Content-Type", "text/plain")
+	q.w.WriteHeader(http.StatusOK)
+	if stream == nil {
+		return
+	}
+	defer stream.Close()
+	// Copy as it comes, for a followed log.
+	rc := http.NewResponseController(q.w)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := stream.Read(buf)
+		if n > 0 {
+			if _, werr := q.w.Write(buf[:n]); werr != nil {
+				return
+			}
+			_ = rc.Flush()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
