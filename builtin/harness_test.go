@@ -83,5 +83,5 @@ func wantStatus(t *testing.T, err error, code int32, prefix string) *api.StatusE
 	return se
 }
 
-// field returns a top-level field of obj as compact JSON.
-func field(obj *api.Object, name string) string { return string(obj.Fields[name]) }
+// topField returns a top-level field of obj as compact JSON.
+func topField(obj *api.Object, name string) string { return string(obj.Fields[name]) }

@@ -16,10 +16,10 @@ func TestNamespaceCreate(t *testing.T) {
 	reg := newRegistry(t)
 	nss := storeFor(t, reg, "", "v1", "namespaces")
 	ns := create(t, nss, "", `{"metadata":{"name":"ns1"}}`)
-	if got := field(ns, "spec"); got != `{"finalizers":["kubernetes"]}` {
+	if got := topField(ns, "spec"); got != `{"finalizers":["kubernetes"]}` {
 		t.Errorf("spec %s", got)
 	}
-	if got := field(ns, "status"); got != `{"phase":"Active"}` {
+	if got := topField(ns, "status"); got != `{"phase":"Active"}` {
 		t.Errorf("status %s", got)
 	}
 	if ns.Metadata.Labels["kubernetes.io/metadata.name"] != "ns1" {
@@ -47,7 +47,7 @@ func TestNamespaceDeleteTerminatesAndFinalizes(t *testing.T) {
 	if ns.Metadata.DeletionTimestamp == nil || ns.Metadata.DeletionGracePeriodSeconds != nil {
 		t.Fatalf("metadata %+v: want deletionTimestamp and no grace period", ns.Metadata)
 	}
-	if got := field(ns, "status"); got != `{"phase":"Terminating"}` {
+	if got := topField(ns, "status"); got != `{"phase":"Terminating"}` {
 		t.Fatalf("status %s", got)
 	}
 	// spec.finalizers hold it: deleting again answers it unchanged.
