@@ -24,5 +24,7 @@ func autoscalingResources() []*resource {
 			shortNames: []string{"hpa"}, categories: all, namespaced: true,
 			strategy: horizontalpodautoscaler.Strategy, status: horizontalpodautoscaler.StatusStrategy}
 	}
-	return []*resource{hpa("v2"), hpa("v1")}
+	v1 := hpa("v1")
+	v1.storageVersion = "v2" // kube stores HPAs as autoscaling/v2
+	return []*resource{hpa("v2"), v1}
 }

@@ -36,6 +36,7 @@ func resources(cfg Config) []*resource {
 		certificatesResources(),
 		coordinationResources(),
 		discoveryResources(),
+		eventsResources(),
 		flowcontrolResources(),
 		networkingResources(),
 		nodeResources(),

@@ -1,7 +1,9 @@
 package builtin
 
 import (
+	"github.com/miniapi/miniapi/registry"
 	"k8s.io/kubernetes/pkg/registry/coordination/lease"
+	"k8s.io/kubernetes/pkg/registry/core/event"
 	"k8s.io/kubernetes/pkg/registry/flowcontrol/flowschema"
 	"k8s.io/kubernetes/pkg/registry/flowcontrol/prioritylevelconfiguration"
 )
@@ -10,6 +12,15 @@ import (
 func coordinationResources() []*resource {
 	return []*resource{
 		{group: "coordination.k8s.io", version: "v1", kind: "Lease", plural: "leases", namespaced: true, strategy: lease.Strategy},
+	}
+}
+
+// eventsResources are events.k8s.io/v1's resources: Events, which kube
+// stores as core v1 Events, one set of objects served in both groups.
+func eventsResources() []*resource {
+	return []*resource{
+		{group: "events.k8s.io", version: "v1", kind: "Event", plural: "events", shortNames: []string{"ev"}, namespaced: true,
+			storageGroup: registry.CoreGroup, storageVersion: "v1", strategy: event.Strategy, attrs: event.GetAttrs},
 	}
 }
 

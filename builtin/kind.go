@@ -38,6 +38,8 @@ type kind struct {
 	gr            schema.GroupResource
 	// pathAttrs reads the attributes of kinds with selectable paths.
 	pathAttrs storage.AttrFunc
+	// stored is the kind as kube stores it, when not as served.
+	stored schema.GroupVersionKind
 }
 
 func newKind(r *resource) *kind {
@@ -47,6 +49,10 @@ func newKind(r *resource) *kind {
 		gvk:      gv.WithKind(r.kind),
 		internal: schema.GroupVersionKind{Group: r.group, Version: runtime.APIVersionInternal, Kind: r.kind},
 		gr:       schema.GroupResource{Group: r.group, Resource: r.plural},
+	}
+	if r.storageVersion != "" {
+		t := registry.Type{Group: r.group, Version: r.version, StorageVersion: r.storageVersion, StorageGroup: r.storageGroup}
+		k.stored = schema.FromAPIVersionAndKind(t.StorageAPIVersion(), r.kind)
 	}
 	if len(r.selectable) > 0 {
 		k.pathAttrs = registry.AttrFunc(&registry.Type{Namespaced: r.namespaced, SelectableFields: r.selectable})
@@ -297,13 +303,15 @@ func (k *kind) Attrs(data []byte) (storage.Attrs, error) {
 	return storage.Attrs{Labels: labels.Set(l), Fields: fields.Set(f)}, nil
 }
 
-// CheckFieldLabel refuses a field selector label the kind's field label
-// conversion does not know, with kube-apiserver's message.
-func (k *kind) CheckFieldLabel(label string) error {
-	if _, _, err := scheme.ConvertFieldLabel(k.gvk, label, ""); err != nil {
-		return api.NewBadRequest(err.Error())
+// ConvertFieldLabel maps a field selector label with the kind's field
+// label conversion, refusing one it does not know with kube-apiserver's
+// message.
+func (k *kind) ConvertFieldLabel(label, value string) (string, string, error) {
+	l, v, err := scheme.ConvertFieldLabel(k.gvk, label, value)
+	if err != nil {
+		return "", "", api.NewBadRequest(err.Error())
 	}
-	return nil
+	return l, v, nil
 }
 
 // StrategicMerge applies a strategic merge patch with the patch
@@ -366,4 +374,46 @@ func fromMetaStatus(st metav1.Status) api.Status {
 		}
 	}
 	return out
+}
+
+var _ registry.VersionConverter = (*kind)(nil)
+
+// ToStorage converts an encoded object from the served version to the
+// one kube stores, through the internal version, as kube's storage codec
+// does.
+func (k *kind) ToStorage(data []byte) ([]byte, error) { return k.convertEncoded(data, k.gvk, k.stored) }
+
+// FromStorage converts an encoded object from the stored version to the
+// served one.
+func (k *kind) FromStorage(data []byte) ([]byte, error) {
+	return k.convertEncoded(data, k.stored, k.gvk)
+}
+
+// convertEncoded converts JSON of kind from into kind to, and returns it
+// in the Store's canonical encoding.
+func (k *kind) convertEncoded(data []byte, from, to schema.GroupVersionKind) ([]byte, error) {
+	src, err := scheme.New(from)
+	if err != nil {
+		return nil, err
+	}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, src); err != nil {
+		return nil, fmt.Errorf("builtin: decode %s: %w", from, err)
+	}
+	in := k.newInternal()
+	if err := scheme.Convert(src, in, nil); err != nil {
+		return nil, fmt.Errorf("builtin: convert %s: %w", from, err)
+	}
+	dst, err := scheme.New(to)
+	if err != nil {
+		return nil, err
+	}
+	if err := scheme.Convert(in, dst, nil); err != nil {
+		return nil, fmt.Errorf("builtin: convert to %s: %w", to, err)
+	}
+	dst.GetObjectKind().SetGroupVersionKind(to)
+	obj, err := k.encodeVersioned(dst)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(obj)
 }

@@ -15,6 +15,11 @@ type resource struct {
 	group, version, kind, plural, singular string
 	shortNames, categories                 []string
 	namespaced                             bool
+	// storageGroup and storageVersion, when set, are where kube stores
+	// the kind's objects, when not in the served group version
+	// (autoscaling/v1 HPAs are stored as v2, events.k8s.io Events as
+	// core v1 Events).
+	storageGroup, storageVersion string
 
 	// strategy is kube's REST strategy for the main resource.
 	strategy strategy
@@ -85,16 +90,18 @@ func (r *resource) subresources() []registry.Subresource {
 // typ is the registry Type serving r.
 func (r *resource) typ() registry.Type {
 	return registry.Type{
-		Group:      r.group,
-		Version:    r.version,
-		Kind:       r.kind,
-		Plural:     r.plural,
-		Singular:   r.singular,
-		ShortNames: r.shortNames,
-		Categories: r.categories,
-		Namespaced: r.namespaced,
-		Scale:      r.scale,
-		Strategy:   r.strategyOf(),
+		Group:          r.group,
+		Version:        r.version,
+		Kind:           r.kind,
+		Plural:         r.plural,
+		Singular:       r.singular,
+		ShortNames:     r.shortNames,
+		Categories:     r.categories,
+		Namespaced:     r.namespaced,
+		Scale:          r.scale,
+		StorageVersion: r.storageVersion,
+		StorageGroup:   r.storageGroup,
+		Strategy:       r.strategyOf(),
 	}
 }
 

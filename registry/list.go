@@ -43,15 +43,14 @@ func (s *Store) List(ctx context.Context, ns string, opts ListOptions) (*storage
 // predicate builds the storage predicate for opts, refusing field
 // selectors on fields the type does not support.
 func (s *Store) predicate(opts ListOptions) (storage.Predicate, error) {
-	if opts.Field != nil {
-		src, kind := s.t.Strategy.(AttrSource)
+	if src, kind := s.t.Strategy.(AttrSource); kind && opts.Field != nil {
+		field, err := opts.Field.Transform(src.ConvertFieldLabel)
+		if err != nil {
+			return storage.Predicate{}, err
+		}
+		opts.Field = field
+	} else if opts.Field != nil {
 		for _, r := range opts.Field.Requirements() {
-			if kind {
-				if err := src.CheckFieldLabel(r.Field); err != nil {
-					return storage.Predicate{}, err
-				}
-				continue
-			}
 			if !s.selectable(r.Field) {
 				return storage.Predicate{}, api.NewBadRequest(fmt.Sprintf("field label not supported: %s", r.Field))
 			}

@@ -125,7 +125,7 @@ func (r *Registry) put(t Type, replace bool) error {
 	if prev != nil && !replace {
 		return fmt.Errorf("registry: %s is already registered", gvr)
 	}
-	keys := storage.ResourceKeys{Root: r.cfg.KeyRoot, Group: t.Group, Resource: t.Plural, Namespaced: t.Namespaced}
+	keys := storage.ResourceKeys{Root: r.cfg.KeyRoot, Group: t.storageGroup(), Resource: t.Plural, Namespaced: t.Namespaced}
 	res := &Resource{Type: t}
 	var st storage.Interface
 	if prev != nil && sameStorageLayout(&prev.Type, &t) {
@@ -150,7 +150,7 @@ func (r *Registry) put(t Type, replace bool) error {
 // For a type with a StorageVersion (a CRD version) the schema counts too:
 // its storage applies the schema's defaults to what it reads.
 func sameStorageLayout(a, b *Type) bool {
-	return a.Namespaced == b.Namespaced && a.StorageVersion == b.StorageVersion &&
+	return a.Namespaced == b.Namespaced && a.StorageVersion == b.StorageVersion && a.StorageGroup == b.StorageGroup &&
 		slices.Equal(a.SelectableFields, b.SelectableFields) &&
 		(a.StorageVersion == "" || bytes.Equal(a.Schema, b.Schema))
 }

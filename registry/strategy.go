@@ -197,14 +197,25 @@ type GracefulDeleter interface {
 
 // AttrSource is implemented by strategies that compute the attributes
 // field selectors match themselves, as kube-apiserver's GetAttrs
-// functions do, and that check field selectors as the kind's field label
+// functions do, and that read field selectors as the kind's field label
 // conversion does.
 type AttrSource interface {
 	// Attrs returns the selectable attributes of an encoded object.
 	Attrs(data []byte) (storage.Attrs, error)
-	// CheckFieldLabel refuses (400 BadRequest) a field selector on a
-	// field the kind does not support.
-	CheckFieldLabel(label string) error
+	// ConvertFieldLabel maps a field selector's label and value to the
+	// attribute Attrs names it by (events.k8s.io's regarding.kind is
+	// involvedObject.kind), or refuses (400 BadRequest) a label the
+	// kind does not support.
+	ConvertFieldLabel(label, value string) (string, string, error)
+}
+
+// VersionConverter is implemented by strategies of built-in kinds served
+// in a version other than the one they are stored in
+// (Type.StorageVersion): it converts encoded objects between the two
+// with Kubernetes' own conversions.
+type VersionConverter interface {
+	ToStorage(data []byte) ([]byte, error)
+	FromStorage(data []byte) ([]byte, error)
 }
 
 // TablePrinter is implemented by strategies that print their objects as

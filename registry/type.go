@@ -21,8 +21,16 @@ type Type struct {
 	// are stored in (the CRD's storage version, possibly Version itself).
 	// Storage rewrites apiVersion between the two, so every version of
 	// one resource shares its objects, and applies the schema's defaults
-	// to what it reads.
+	// to what it reads. For a built-in kind served in a version other
+	// than kube's storage version (autoscaling/v1
+	// HorizontalPodAutoscalers, stored as v2) the strategy converts
+	// (VersionConverter).
 	StorageVersion string
+	// StorageGroup, when set, is the group objects are stored under,
+	// for a built-in kind whose objects kube stores with another group's
+	// (events.k8s.io Events are core Events; CoreGroup names the core
+	// group): keys, and StorageVersion, are that group's.
+	StorageGroup string
 	// Kind is the object kind, e.g. "ConfigMap"; ListKind defaults to
 	// Kind+"List".
 	Kind     string
@@ -114,6 +122,30 @@ func (t *Type) APIVersion() string {
 		return t.Version
 	}
 	return t.Group + "/" + t.Version
+}
+
+// CoreGroup names the core group, whose name is empty, in StorageGroup.
+const CoreGroup = "core"
+
+// StorageAPIVersion is the apiVersion objects of this type are stored
+// with, "" when they are stored as served.
+func (t *Type) StorageAPIVersion() string {
+	if t.StorageVersion == "" {
+		return ""
+	}
+	stored := Type{Group: t.storageGroup(), Version: t.StorageVersion}
+	return stored.APIVersion()
+}
+
+// storageGroup is the group of the type's keys.
+func (t *Type) storageGroup() string {
+	switch t.StorageGroup {
+	case "":
+		return t.Group
+	case CoreGroup:
+		return ""
+	}
+	return t.StorageGroup
 }
 
 // GroupResource names the type's resource for messages and errors.

@@ -302,8 +302,10 @@ func freshDataDir(cfg Config) bool {
 func (s *Server) storageFactory(t *registry.Type, keys storage.ResourceKeys, attrs storage.AttrFunc) (storage.Interface, func() error, error) {
 	var under storage.Interface = etcd3.New(etcd3.Config{Client: s.client})
 	if t.StorageVersion != "" {
-		stored := registry.Type{Group: t.Group, Version: t.StorageVersion}
-		cfg := versioned.Config{Served: t.APIVersion(), Stored: stored.APIVersion(), Default: apiextensions.ReadDefaults(t)}
+		cfg := versioned.Config{Served: t.APIVersion(), Stored: t.StorageAPIVersion(), Default: apiextensions.ReadDefaults(t)}
+		if vc, ok := t.Strategy.(registry.VersionConverter); ok {
+			cfg.ToStored, cfg.ToServed = vc.ToStorage, vc.FromStorage
+		}
 		if cfg.Served != cfg.Stored || cfg.Default != nil {
 			under = versioned.New(under, cfg)
 		}

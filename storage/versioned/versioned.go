@@ -42,6 +42,12 @@ type Config struct {
 	// writes. Objects are re-encoded in the registry's canonical form. It
 	// must be safe for concurrent use.
 	Default func(obj map[string]any)
+	// ToStored and ToServed, when set, convert an encoded object between
+	// the versions instead of rewriting apiVersion: the built-in kinds
+	// whose versions differ in shape (autoscaling/v1 and v2
+	// HorizontalPodAutoscalers), converted by Kubernetes' own
+	// conversions. They must be safe for concurrent use.
+	ToStored, ToServed func(data []byte) ([]byte, error)
 }
 
 // Store is a storage.Interface that rewrites apiVersion between the
@@ -88,9 +94,19 @@ func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions) (*
 }
 
 // List returns the objects under prefix in the served version. Predicates
-// see the stored bytes; they select on labels and fields, never on
-// apiVersion.
+// see the stored bytes when only apiVersion differs (they select on
+// labels and fields, never on apiVersion), and the served form when the
+// versions differ in shape.
 func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOptions) (*storage.List, error) {
+	if attrs := opts.Predicate.Attrs; attrs != nil && s.cfg.ToServed != nil {
+		opts.Predicate.Attrs = func(data []byte) (storage.Attrs, error) {
+			served, err := s.cfg.ToServed(data)
+			if err != nil {
+				return storage.Attrs{}, err
+			}
+			return attrs(served)
+		}
+	}
 	l, err := s.under.List(ctx, prefix, opts)
 	if err != nil {
 		return nil, err
@@ -107,7 +123,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 
 // Create stores data in the stored version and returns it as served.
 func (s *Store) Create(ctx context.Context, key string, data []byte) (*storage.Object, error) {
-	in, err := setAPIVersion(data, s.cfg.Stored)
+	in, err := s.in(data)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +154,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, opts storage.U
 		if served != nil && bytes.Equal(next, served.Data) {
 			return cur.Data, nil
 		}
-		return setAPIVersion(next, s.cfg.Stored)
+		return s.in(next)
 	})
 	if err != nil {
 		return nil, err
@@ -229,10 +245,25 @@ func (w *watcher) run(ctx context.Context, s *Store) {
 	}
 }
 
+// in returns data in the stored version.
+func (s *Store) in(data []byte) ([]byte, error) {
+	if s.cfg.ToStored != nil {
+		return s.cfg.ToStored(data)
+	}
+	return setAPIVersion(data, s.cfg.Stored)
+}
+
 // out returns obj with its apiVersion set to the served version.
 func (s *Store) out(obj *storage.Object) (*storage.Object, error) {
 	if obj == nil || len(obj.Data) == 0 {
 		return obj, nil
+	}
+	if s.cfg.ToServed != nil {
+		data, err := s.cfg.ToServed(obj.Data)
+		if err != nil {
+			return nil, err
+		}
+		return &storage.Object{Key: obj.Key, Revision: obj.Revision, Data: data}, nil
 	}
 	data, err := setAPIVersion(obj.Data, s.cfg.Served)
 	if err != nil {
