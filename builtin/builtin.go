@@ -1,6 +1,8 @@
 package builtin
 
 import (
+	"context"
+
 	"github.com/miniapi/miniapi/registry"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 )
@@ -11,6 +13,8 @@ type Config struct {
 	// namespace's labels (ResourceClaims asking for admin access).
 	// Only Get is called.
 	Namespaces corev1client.NamespaceInterface
+	// EtcdHealth checks storage, for componentstatuses.
+	EtcdHealth func(context.Context) error
 }
 
 // Types returns the registry Types of every resource kube-apiserver 1.37
@@ -29,6 +33,7 @@ func resources(cfg Config) []*resource {
 	var all []*resource
 	for _, group := range [][]*resource{
 		coreResources(),
+		virtualResources(cfg.EtcdHealth),
 		admissionResources(),
 		appsResources(),
 		autoscalingResources(),

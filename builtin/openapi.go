@@ -94,6 +94,7 @@ func toJSONMap[S any](defs map[string]S) (map[string]any, error) {
 
 // OpenAPIModels returns the names of the definitions of the kind and its
 // list, as kube-apiserver names them (io.k8s.api.apps.v1.Deployment).
+// The list is "" for a kind that has none (Binding).
 func (k *kind) OpenAPIModels() (kind, list string) {
 	kind, _ = scheme.ToOpenAPIDefinitionName(k.gvk)
 	list, _ = scheme.ToOpenAPIDefinitionName(schema.GroupVersionKind{Group: k.r.group, Version: k.r.version, Kind: k.r.kind + "List"})

@@ -5,7 +5,10 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/endpoints/deprecation"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/kubernetes/pkg/registry/core/componentstatus"
 )
 
 // resource describes one built-in resource as kube-apiserver 1.37 serves
@@ -40,6 +43,11 @@ type resource struct {
 	// defaultTable marks the kinds kube prints with its default table
 	// convertor (Name, Created At) rather than a printer of their own.
 	defaultTable bool
+	// virtual marks bindings and componentstatuses, served without
+	// storage (virtual.go); componentStatus is kube's storage of the
+	// latter.
+	virtual         int
+	componentStatus *componentstatus.REST
 	// others are the subresources served by code of their own (binding,
 	// eviction) or answered as unreachable (log, exec, proxy), and those
 	// not served yet (serviceaccounts/token).
@@ -90,19 +98,37 @@ func (r *resource) subresources() []registry.Subresource {
 // typ is the registry Type serving r.
 func (r *resource) typ() registry.Type {
 	return registry.Type{
-		Group:          r.group,
-		Version:        r.version,
-		Kind:           r.kind,
-		Plural:         r.plural,
-		Singular:       r.singular,
-		ShortNames:     r.shortNames,
-		Categories:     r.categories,
-		Namespaced:     r.namespaced,
-		Scale:          r.scale,
-		StorageVersion: r.storageVersion,
-		StorageGroup:   r.storageGroup,
-		Strategy:       r.strategyOf(),
+		Group:              r.group,
+		Version:            r.version,
+		Kind:               r.kind,
+		Plural:             r.plural,
+		Singular:           r.singular,
+		ShortNames:         r.shortNames,
+		Categories:         r.categories,
+		Namespaced:         r.namespaced,
+		Scale:              r.scale,
+		StorageVersion:     r.storageVersion,
+		StorageGroup:       r.storageGroup,
+		DeprecationWarning: r.deprecationWarning(),
+		Strategy:           r.strategyOf(),
 	}
+}
+
+// servedMajor and servedMinor are the Kubernetes release whose API
+// miniapi serves, which API deprecations are judged against.
+const servedMajor, servedMinor = 1, 37
+
+// deprecationWarning is the warning kube-apiserver sends with every
+// request for a kind its API marks deprecated in this release (v1
+// ComponentStatus), empty for the others.
+func (r *resource) deprecationWarning() string {
+	gvk := schema.GroupVersionKind{Group: r.group, Version: r.version, Kind: r.kind}
+	obj, err := scheme.New(gvk)
+	if err != nil || !deprecation.IsDeprecated(obj, servedMajor, servedMinor) {
+		return ""
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk) // the message names it
+	return deprecation.WarningMessage(obj)
 }
 
 // strategyOf is the registry Strategy serving r: its kind, with the
@@ -110,6 +136,10 @@ func (r *resource) typ() registry.Type {
 func (r *resource) strategyOf() registry.Strategy {
 	k := newKind(r)
 	switch {
+	case r.virtual == virtualBindings:
+		return bindingsKind{k}
+	case r.virtual == virtualComponentStatuses:
+		return componentStatusKind{k, r.componentStatus}
 	case r.scale != nil:
 		return scaleKind{k}
 	case r.group == "" && r.kind == "Namespace":

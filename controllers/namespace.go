@@ -133,7 +133,7 @@ func (c *NamespaceController) sync(ctx context.Context, name string) (again bool
 // (those that finalizers keep, or that could not be deleted this round).
 func (c *NamespaceController) deleteContent(ctx context.Context, ns string) (remaining int, err error) {
 	for _, res := range c.reg.Snapshot().Resources() {
-		if !res.Type.Namespaced {
+		if !res.Type.Namespaced || registry.IsVirtual(&res.Type) {
 			continue
 		}
 		list, err := res.Store.List(ctx, ns, registry.ListOptions{})

@@ -26,7 +26,7 @@ func followTypes(ctx context.Context, reg *registry.Registry, accept func(*regis
 		served := map[*registry.Resource]bool{}
 		for _, res := range snap.Resources() {
 			served[res] = true
-			if _, ok := running[res]; ok || !accept(res) {
+			if _, ok := running[res]; ok || registry.IsVirtual(&res.Type) || !accept(res) {
 				continue
 			}
 			tctx, cancel := context.WithCancel(ctx)

@@ -300,6 +300,9 @@ func (s *server) resources(w http.ResponseWriter, r *http.Request, group, versio
 
 // verbsOf lists the verbs served on a type's resource.
 func verbsOf(t *registry.Type) []string {
+	if v, ok := t.Strategy.(registry.Virtual); ok {
+		return v.Verbs()
+	}
 	if registry.SupportsDeleteCollection(t) {
 		return resourceVerbs
 	}

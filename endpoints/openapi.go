@@ -292,6 +292,7 @@ func kubeDefinitions(defs Definitions, groups []servedGroup) (kubeDefs, error) {
 			}
 		}
 	}
+	names = slices.DeleteFunc(names, func(n string) bool { return n == "" }) // a kind without a list
 	slices.Sort(names)
 	names = slices.Compact(names)
 	v2, err := defs.V2(names...)

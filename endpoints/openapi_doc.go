@@ -101,7 +101,7 @@ func v3Document(gv groupVersionKey, resources []*registry.Resource, kube map[str
 	for _, res := range resources {
 		if _, ok := res.Type.Strategy.(registry.OpenAPIModeler); ok {
 			n := namesOf(res)
-			roots = append(roots, n.kindDef, n.listDef)
+			roots = append(roots, n.kindDef, n.listDef) // closure skips a list kind that has no definition
 		}
 	}
 	schemas := jsonObj(closure(kube, v3RefPrefix, roots...))

@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/miniapi/miniapi/registry"
@@ -209,7 +210,31 @@ func typePaths(res *registry.Resource, n typeNames) []pathItem {
 			}},
 		)
 	}
+	if v, ok := t.Strategy.(registry.Virtual); ok {
+		items = onlyVerbs(items, v.Verbs())
+	}
 	return items
+}
+
+// onlyVerbs keeps the operations of a resource served without storage
+// (bindings, componentstatuses) whose verbs it serves.
+func onlyVerbs(items []pathItem, verbs []string) []pathItem {
+	action := map[string]string{"post": "create", "get": "get", "list": "list", "put": "update", "patch": "patch",
+		"delete": "delete", "deletecollection": "deletecollection", "watch": "watch", "watchlist": "watch"}
+	var out []pathItem
+	for _, item := range items {
+		var ops []operation
+		for _, op := range item.ops {
+			if slices.Contains(verbs, action[op.action]) {
+				ops = append(ops, op)
+			}
+		}
+		if len(ops) > 0 {
+			item.ops = ops
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 // namesOf returns the names of a type's definitions and operations.

@@ -128,9 +128,12 @@ func (r *Registry) put(t Type, replace bool) error {
 	keys := storage.ResourceKeys{Root: r.cfg.KeyRoot, Group: t.storageGroup(), Resource: t.Plural, Namespaced: t.Namespaced}
 	res := &Resource{Type: t}
 	var st storage.Interface
-	if prev != nil && sameStorageLayout(&prev.Type, &t) {
+	switch {
+	case IsVirtual(&t):
+		// Nothing is stored: the strategy answers every request.
+	case prev != nil && sameStorageLayout(&prev.Type, &t):
 		st, res.close = prev.Store.storage, prev.close
-	} else {
+	default:
 		st, res.close, err = r.cfg.Storage(&res.Type, keys, AttrFunc(&res.Type))
 		if err != nil {
 			return fmt.Errorf("registry: storage for %s: %w", gvr, err)

@@ -308,3 +308,30 @@ type ConditionalUpdater interface {
 type OpenAPIModeler interface {
 	OpenAPIModels() (kind, list string)
 }
+
+// Virtual is implemented by strategies of resources kube-apiserver serves
+// without storing them (bindings, componentstatuses): the registry builds
+// no storage for them, and only the verbs listed are served, through
+// VirtualCreater and VirtualReader.
+type Virtual interface {
+	Verbs() []string
+}
+
+// VirtualCreater serves POST on a virtual resource's collection: it acts
+// on body (JSON) and answers the object to return.
+type VirtualCreater interface {
+	CreateVirtual(ctx context.Context, reg *Registry, ns string, body []byte, opts CreateOptions) ([]byte, error)
+}
+
+// VirtualReader serves get and list of a virtual resource, answering
+// encoded objects.
+type VirtualReader interface {
+	GetVirtual(ctx context.Context, name string) ([]byte, error)
+	ListVirtual(ctx context.Context) ([][]byte, error)
+}
+
+// IsVirtual reports whether t is served without storage.
+func IsVirtual(t *Type) bool {
+	_, ok := t.Strategy.(Virtual)
+	return ok
+}

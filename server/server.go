@@ -152,7 +152,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		Storage: s.storageFactory, KeyRoot: cfg.EtcdPrefix, Logger: log,
 		DisableGarbageCollection: !sel.Enabled(controllers.GarbageCollectorName),
 	})
-	types := append(builtin.Types(builtin.Config{Namespaces: builtin.NamespaceGetter(s.getNamespace)}), apiextensions.CRDType())
+	types := append(builtin.Types(builtin.Config{
+		Namespaces: builtin.NamespaceGetter(s.getNamespace),
+		EtcdHealth: func(ctx context.Context) error { return etcd3.Ready(ctx, s.client) },
+	}), apiextensions.CRDType())
 	resources, err := readResources(cfg.ResourcesFile)
 	if err != nil {
 		return nil, err

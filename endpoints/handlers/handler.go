@@ -114,6 +114,8 @@ func (h *Handler) ServeResource(w http.ResponseWriter, r *http.Request, info Req
 	warnIgnoredParams(r.Context(), r)
 	req := &request{h: h, w: w, r: r, info: info, store: res.Store, t: t}
 	switch {
+	case registry.IsVirtual(t):
+		req.virtual(watch)
 	case watch:
 		req.watch()
 	case info.Subresource != "":

@@ -4,7 +4,9 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/registry"
+	"github.com/miniapi/miniapi/storage"
 )
 
 // createSubresource answers POST to a subresource that takes an object
@@ -74,5 +76,63 @@ func (q *request) connect(sr registry.Subresource) {
 		if err != nil {
 			return
 		}
+	}
+}
+
+// virtual serves a resource kube-apiserver does not store (bindings,
+// componentstatuses): the verbs its strategy serves, 405 otherwise.
+func (q *request) virtual(watch bool) {
+	verbs := q.t.Strategy.(registry.Virtual).Verbs()
+	verb := verbOf(q.r.Method)
+	switch {
+	case watch:
+		verb = "watch"
+	case verb == "get" && q.info.Name == "":
+		verb = "list"
+	}
+	if !slices.Contains(verbs, verb) || q.info.Subresource != "" {
+		q.notAllowed()
+		return
+	}
+	out, err := negotiateOutput(q.r)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	ctx := q.r.Context()
+	switch verb {
+	case "create":
+		c := q.t.Strategy.(registry.VirtualCreater)
+		out, p, body, ok := q.readWrite("CreateOptions")
+		if !ok {
+			return
+		}
+		data, err := c.CreateVirtual(ctx, q.h.reg, q.info.Namespace, body.json,
+			registry.CreateOptions{DryRun: p.dryRun, FieldManager: p.manager, FieldValidation: p.fieldValidation, BodyErrors: body.strict})
+		if err != nil {
+			q.fail(err)
+			return
+		}
+		writeEncoded(q.w, out, http.StatusCreated, data)
+	case "get":
+		data, err := q.t.Strategy.(registry.VirtualReader).GetVirtual(ctx, q.info.Name)
+		if err != nil {
+			q.fail(err)
+			return
+		}
+		q.writeObject(out, http.StatusOK, &storage.Object{Data: data})
+	case "list":
+		items, err := q.t.Strategy.(registry.VirtualReader).ListVirtual(ctx)
+		if err != nil {
+			q.fail(err)
+			return
+		}
+		objs := make([]*storage.Object, len(items))
+		for i, d := range items {
+			objs[i] = &storage.Object{Data: d}
+		}
+		q.writeItems(out, http.StatusOK, api.ListMeta{}, objs)
+	default:
+		q.notAllowed()
 	}
 }
