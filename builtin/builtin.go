@@ -15,6 +15,10 @@ type Config struct {
 	Namespaces corev1client.NamespaceInterface
 	// EtcdHealth checks storage, for componentstatuses.
 	EtcdHealth func(context.Context) error
+	// Services allocates Services' ClusterIPs and NodePorts; without
+	// it Services are stored with none (as a test of other kinds may
+	// want).
+	Services *Services
 }
 
 // Types returns the registry Types of every resource kube-apiserver 1.37
@@ -32,7 +36,7 @@ func Types(cfg Config) []registry.Type {
 func resources(cfg Config) []*resource {
 	var all []*resource
 	for _, group := range [][]*resource{
-		coreResources(),
+		coreResources(cfg.Services),
 		virtualResources(cfg.EtcdHealth),
 		admissionResources(),
 		appsResources(),

@@ -19,8 +19,9 @@ import (
 	"k8s.io/kubernetes/pkg/registry/core/serviceaccount"
 )
 
-// coreResources are the core group's (v1) stored resources.
-func coreResources() []*resource {
+// coreResources are the core group's (v1) stored resources; services
+// allocates Services' addresses and ports.
+func coreResources(services *Services) []*resource {
 	core := func(r resource) *resource {
 		r.version = "v1"
 		return &r
@@ -72,7 +73,7 @@ func coreResources() []*resource {
 			strategy: serviceaccount.Strategy,
 			others:   []registry.Subresource{{Name: "token", Verbs: createVerbs, Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Serve: registry.ServeNotYet}}}),
 		core(resource{kind: "Service", plural: "services", shortNames: []string{"svc"}, categories: all, namespaced: true,
-			strategy: service.Strategy, status: service.StatusStrategy, attrs: service.GetAttrs,
+			strategy: service.Strategy, status: service.StatusStrategy, attrs: service.GetAttrs, services: services,
 			others: []registry.Subresource{{Name: "proxy", Verbs: proxyVerbs, Kind: "ServiceProxyOptions", Serve: registry.ServeConnect}}}),
 	}
 }

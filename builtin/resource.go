@@ -48,6 +48,8 @@ type resource struct {
 	// latter.
 	virtual         int
 	componentStatus *componentstatus.REST
+	// services allocates a Service's ClusterIPs and NodePorts.
+	services *Services
 	// others are the subresources served by code of their own (binding,
 	// eviction) or answered as unreachable (log, exec, proxy), and those
 	// not served yet (serviceaccounts/token).
@@ -146,6 +148,8 @@ func (r *resource) strategyOf() registry.Strategy {
 		return namespaceKind{k}
 	case r.group == "" && r.kind == "Pod":
 		return podKind{k}
+	case r.services != nil:
+		return serviceKind{k, r.services}
 	}
 	return k
 }

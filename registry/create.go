@@ -126,15 +126,26 @@ func (s *Store) createWithRules(ctx context.Context, ns string, obj *api.Object,
 			try = obj.DeepCopy()
 			try.Metadata.Name = generatedName(obj.Metadata.GenerateName)
 		}
+		finish := func(bool) {}
+		if h, ok := s.t.Strategy.(WriteHooks); ok {
+			f, err := h.BeginCreate(ctx, try, opts.DryRun)
+			if err != nil {
+				return nil, err
+			}
+			finish = f
+		}
 		if err := rules.BeforeCreate(ctx, try); err != nil {
+			finish(false)
 			return nil, err
 		}
 		if s.t.Namespaced && attempt == 0 {
 			if err := s.checkNamespaceWritable(ctx, ns, obj.Metadata.Name); err != nil {
+				finish(false)
 				return nil, err
 			}
 		}
 		out, retry, err := s.put(ctx, ns, try, generate, attempt, opts.DryRun)
+		finish(err == nil && !retry && !opts.DryRun)
 		if retry {
 			continue
 		}

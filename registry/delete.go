@@ -117,6 +117,7 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions)
 			return out, false, err
 		}
 		if opts.DryRun {
+			s.afterDelete(cur, true)
 			return cur, true, nil
 		}
 		out, err := s.storage.Delete(ctx, key, storage.DeleteOptions{
@@ -137,6 +138,9 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions)
 		})
 		if errors.Is(err, errFinalizersAppeared) || errors.Is(err, errRecreated) {
 			continue // look again: mark instead, or judge the new object
+		}
+		if err == nil {
+			s.afterDelete(out, false)
 		}
 		return out, err == nil, s.statusErr(err, name)
 	}

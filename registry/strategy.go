@@ -335,3 +335,17 @@ func IsVirtual(t *Type) bool {
 	_, ok := t.Strategy.(Virtual)
 	return ok
 }
+
+// WriteHooks is implemented by strategies of kinds whose writes reserve
+// something outside the object, as kube-apiserver's storage hooks do for
+// a Service's ClusterIPs and NodePorts.
+type WriteHooks interface {
+	// BeginCreate reserves what obj needs, filling it in, before the
+	// kind's rules judge it. finish(true) after the object is stored
+	// keeps the reservation; finish(false) releases it.
+	BeginCreate(ctx context.Context, obj *api.Object, dryRun bool) (finish func(stored bool), err error)
+	// BeginUpdate is BeginCreate's counterpart for an update of old.
+	BeginUpdate(ctx context.Context, obj, old *api.Object, dryRun bool) (finish func(stored bool), err error)
+	// AfterDelete releases what a deleted object held.
+	AfterDelete(obj *api.Object, dryRun bool)
+}

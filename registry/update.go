@@ -93,7 +93,13 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 	}
 	key := s.keys.Key(ns, name)
 	var deleteAt *storage.Object // set when the update empties the finalizers
+	// finish ends the reservation of the last try (WriteHooks): kept when
+	// that try's bytes were stored, released otherwise.
+	finish := func(bool) {}
+	defer func() { finish(false) }()
 	try := func(cur *storage.Object) ([]byte, error) {
+		finish(false)
+		finish = func(bool) {}
 		old, err := decode(cur.Data)
 		if err != nil {
 			return nil, err
@@ -124,6 +130,13 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 			}
 		}
 		if kind {
+			if h, ok := s.t.Strategy.(WriteHooks); ok {
+				f, err := h.BeginUpdate(ctx, obj, old, opts.DryRun)
+				if err != nil {
+					return nil, err
+				}
+				finish = f
+			}
 			if err := rules.BeforeUpdate(ctx, obj, old, opts.Subresource); err != nil {
 				return nil, err
 			}
@@ -174,6 +187,8 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 			if err != nil {
 				return nil, s.statusErr(err, name)
 			}
+			finish(true)
+			finish = func(bool) {}
 			return out, nil
 		}
 		// The update removes the last finalizer of an object being
@@ -189,7 +204,19 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 		if err != nil {
 			return nil, s.statusErr(err, name)
 		}
+		s.afterDelete(deleted, false)
 		return deleted, nil
+	}
+}
+
+// afterDelete lets the kind release what a deleted object held.
+func (s *Store) afterDelete(deleted *storage.Object, dryRun bool) {
+	h, ok := s.t.Strategy.(WriteHooks)
+	if !ok || deleted == nil {
+		return
+	}
+	if obj, err := decode(deleted.Data); err == nil {
+		h.AfterDelete(obj, dryRun)
 	}
 }
 

@@ -72,6 +72,10 @@ type Config struct {
 	// kube-controller-manager's --controllers form ("*", "name", "-name";
 	// see controllers.Select). Empty runs them all.
 	Controllers []string
+	// ServiceClusterIPRange and ServiceNodePortRange are where Services'
+	// ClusterIPs and NodePorts come from, as kube-apiserver's flags of
+	// the same names; empty means kube-apiserver's defaults.
+	ServiceClusterIPRange, ServiceNodePortRange string
 	// Logger receives all logs; nil discards them.
 	Logger *slog.Logger
 	// EtcdLogger receives the embedded etcd's own logs; nil discards them.
@@ -118,6 +122,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	routeKlog(log)
 	s := &Server{log: log, cfg: cfg, stopWatches: make(chan struct{}), serveDone: make(chan struct{})}
 	// The built-in types' merge schemas take client-go ~80 ms (and ~30 MB)
 	// to parse, needed by the first write. On a new data directory that
@@ -148,6 +153,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.startStorage(ctx, cfg); err != nil {
 		return nil, err
 	}
+	svcs, err := s.newServices(cfg)
+	if err != nil {
+		return nil, err
+	}
 	s.reg = registry.New(registry.Config{
 		Storage: s.storageFactory, KeyRoot: cfg.EtcdPrefix, Logger: log,
 		DisableGarbageCollection: !sel.Enabled(controllers.GarbageCollectorName),
@@ -155,6 +164,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	types := append(builtin.Types(builtin.Config{
 		Namespaces: builtin.NamespaceGetter(s.getNamespace),
 		EtcdHealth: func(ctx context.Context) error { return etcd3.Ready(ctx, s.client) },
+		Services:   svcs,
 	}), apiextensions.CRDType())
 	resources, err := readResources(cfg.ResourcesFile)
 	if err != nil {
@@ -240,6 +250,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			s.serveErr = err
 		}
 	}()
+	if err := s.startServices(bg, svcs, cfg); err != nil {
+		return nil, err
+	}
 	ok = true
 	log.Info("miniapi serving", "url", s.url)
 	return s, nil

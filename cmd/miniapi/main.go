@@ -74,6 +74,8 @@ default, or an external cluster with --etcd-servers.`,
 	f.StringVar(&o.cfg.EtcdKeyFile, "etcd-keyfile", "", "client key for TLS to --etcd-servers")
 	f.StringVar(&o.cfg.EtcdCAFile, "etcd-cafile", "", "CA bundle that verifies --etcd-servers' certificates")
 	f.StringVar(&o.cfg.EtcdPrefix, "etcd-prefix", "/registry", "prefix of every key miniapi writes in etcd")
+	f.StringVar(&o.cfg.ServiceClusterIPRange, "service-cluster-ip-range", server.DefaultServiceClusterIPRange, "CIDR Services' ClusterIPs are allocated from (the default ServiceCIDR), as kube-apiserver's flag")
+	f.StringVar(&o.cfg.ServiceNodePortRange, "service-node-port-range", server.DefaultServiceNodePortRange, "port range Services' NodePorts are allocated from, as kube-apiserver's flag")
 	f.StringVar(&o.cfg.ResourcesFile, "resources", "", "YAML file or directory of them declaring extra types: CustomResourceDefinitions (installed at start, re-applied when the files change) or the resources-file format (see README)")
 	f.DurationVar(&o.cfg.CompactionInterval, "etcd-compaction-interval", server.DefaultCompactionInterval, "how often to compact etcd's history, keeping one interval of it (0 or less: never)")
 	f.IntVar(&o.cfg.WatchCacheSize, "watch-cache-size", 0, "events of history each type's watch cache keeps for watches from a resourceVersion (0: sized to cover at least 75 seconds)")
