@@ -228,4 +228,3 @@ func dryRunOption(dryRun bool) []string {
 	}
 	return nil
 }
-
