@@ -47,12 +47,6 @@ func (q *request) watch() {
 		}
 		p.Field = byName
 	}
-	// kube-apiserver 1.37 treats a watch from "" or "0" without
-	// sendInitialEvents as sendInitialEvents=true, NotOlderThan.
-	if p.sendInitialEvents == nil && (p.ResourceVersion == "" || p.ResourceVersion == "0") {
-		t := true
-		p.sendInitialEvents = &t
-	}
 	timeout := p.timeout
 	if timeout == 0 {
 		min := q.h.minWatchTimeout

@@ -214,16 +214,7 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, opts storage.WatchOpt
 	if err != nil {
 		return nil, err
 	}
-	initial := opts.ResourceVersion == "" || rv == 0
-	if opts.SendInitialEvents != nil {
-		initial = *opts.SendInitialEvents
-	}
-	// Initial events end with a bookmark when the client accepts
-	// bookmarks, whether it asked for the initial events or (as
-	// kube-apiserver 1.37 treats an unset or "0" resourceVersion) got them
-	// by default. kube-apiserver requires allowWatchBookmarks with
-	// sendInitialEvents=true, and sends no bookmark without it.
-	initialEnd := initial && opts.AllowBookmarks
+	initial := opts.SendsInitialEvents()
 
 	wait := rv
 	if opts.ResourceVersion == "" {
@@ -252,7 +243,7 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, opts storage.WatchOpt
 		result:         make(chan storage.Event, c.cfg.WatcherBuffer),
 		ctx:            wctx,
 		cancel:         cancel,
-		initialEnd:     initialEnd,
+		initialEnd:     opts.SendsInitialEventsEnd(),
 		clock:          c.cfg.Clock,
 		allowBookmarks: opts.AllowBookmarks,
 		interval:       c.cfg.BookmarkInterval,
