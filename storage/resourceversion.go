@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 )
@@ -47,4 +48,53 @@ func (o WatchOptions) SendsInitialEvents() bool {
 // sendInitialEvents=true, and sends no such bookmark without it.
 func (o WatchOptions) SendsInitialEventsEnd() bool {
 	return o.AllowBookmarks && o.SendsInitialEvents()
+}
+
+// Validate returns an Invalid error for options no backend serves: a
+// ResourceVersion that is not "" or a revision; a ResourceVersion other
+// than "" or "0" with a continue token, which pins its own revision; and,
+// without a token, ResourceVersionMatch NotOlderThan with no
+// ResourceVersion, Exact with none other than 0, or an unknown match.
+func (o ListOptions) Validate() error {
+	rv, err := ParseResourceVersion(o.ResourceVersion)
+	if err != nil {
+		return err
+	}
+	invalid := func(msg string) error { return NewError(CodeInvalid, "", 0, errors.New(msg)) }
+	if o.Continue != "" {
+		if o.ResourceVersion != "" && o.ResourceVersion != "0" {
+			return invalid("specifying resource version is not allowed when using continue")
+		}
+		return nil
+	}
+	switch o.ResourceVersionMatch {
+	case "":
+	case MatchNotOlderThan:
+		if o.ResourceVersion == "" {
+			return invalid("resourceVersionMatch is forbidden unless resourceVersion is provided")
+		}
+	case MatchExact:
+		if rv == 0 {
+			return invalid("resourceVersionMatch Exact needs a resourceVersion other than 0")
+		}
+	default:
+		return invalid(fmt.Sprintf("unknown resourceVersionMatch %q", o.ResourceVersionMatch))
+	}
+	return nil
+}
+
+// Exact reports whether a list without a continue token must show the
+// state at exactly revision ResourceVersion, rather than any state at
+// least that new: with ResourceVersionMatch Exact, and, by Kubernetes'
+// legacy rule, for a paged list (Limit > 0) at a revision other than 0
+// with no match. (A continue token always pins the revision it carries.)
+func (o ListOptions) Exact() bool {
+	switch o.ResourceVersionMatch {
+	case MatchExact:
+		return true
+	case "":
+		rv, err := ParseResourceVersion(o.ResourceVersion)
+		return err == nil && rv > 0 && o.Limit > 0
+	}
+	return false
 }

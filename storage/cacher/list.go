@@ -2,8 +2,6 @@ package cacher
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"iter"
 	"slices"
 	"strings"
@@ -34,7 +32,7 @@ func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptio
 	if !c.inPrefix(prefix) || !strings.HasSuffix(prefix, "/") {
 		return c.underlying.List(ctx, prefix, opts)
 	}
-	if err := validateList(prefix, opts); err != nil {
+	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	if opts.Continue != "" {
@@ -47,15 +45,9 @@ func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptio
 		}
 		return c.underlying.List(ctx, prefix, opts)
 	}
-	rv, err := storage.ParseResourceVersion(opts.ResourceVersion)
-	if err != nil {
-		return nil, err
-	}
+	rv, _ := storage.ParseResourceVersion(opts.ResourceVersion) // valid: Validate parsed it
 	switch {
-	case opts.ResourceVersionMatch == storage.MatchExact,
-		// Kubernetes' legacy rule: a paged list at N with no match is
-		// pinned to N.
-		opts.ResourceVersionMatch == "" && rv > 0 && opts.Limit > 0:
+	case opts.Exact():
 		if l := c.listAt(ctx, prefix, prefix, rv, opts); l != nil {
 			return l, nil
 		}
@@ -85,34 +77,6 @@ func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptio
 	c.wc.mu.RLock()
 	defer c.wc.mu.RUnlock()
 	return c.wc.listLocked(prefix, prefix, c.wc.rev, opts), nil
-}
-
-// validateList rejects what the etcd3 store rejects, so that a request
-// fails the same way whichever path would have served it.
-func validateList(prefix string, opts storage.ListOptions) error {
-	invalid := func(msg string) error {
-		return storage.NewError(storage.CodeInvalid, prefix, 0, errors.New(msg))
-	}
-	switch {
-	case opts.Continue != "" && opts.ResourceVersion != "" && opts.ResourceVersion != "0":
-		return invalid("cacher: specifying resource version is not allowed when using continue")
-	case opts.Continue != "":
-		return nil
-	}
-	switch opts.ResourceVersionMatch {
-	case "":
-	case storage.MatchNotOlderThan:
-		if opts.ResourceVersion == "" {
-			return invalid("cacher: resourceVersionMatch is forbidden unless resourceVersion is provided")
-		}
-	case storage.MatchExact:
-		if opts.ResourceVersion == "" || opts.ResourceVersion == "0" {
-			return invalid("cacher: resourceVersionMatch Exact needs a resourceVersion other than 0")
-		}
-	default:
-		return invalid(fmt.Sprintf("cacher: unknown resourceVersionMatch %q", opts.ResourceVersionMatch))
-	}
-	return nil
 }
 
 // listAt returns the page of the list at exactly rev starting at key from,
