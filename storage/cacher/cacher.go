@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -133,8 +134,9 @@ func (c *Cacher) Stats() Stats {
 	return s
 }
 
-// CurrentRevision returns the underlying storage's current revision, if it
-// can tell (storage.RevisionReader); otherwise an error.
+// CurrentRevision returns the underlying storage's current revision, the
+// one a consistent read must reach, if it can tell
+// (storage.RevisionReader); otherwise errNoRevision.
 func (c *Cacher) CurrentRevision(ctx context.Context) (int64, error) {
 	rr, ok := c.underlying.(storage.RevisionReader)
 	if !ok {
@@ -173,7 +175,7 @@ func (c *Cacher) Delete(ctx context.Context, key string, opts storage.DeleteOpti
 
 // inPrefix reports whether key (or prefix) belongs to the cached type.
 func (c *Cacher) inPrefix(key string) bool {
-	return len(key) > len(c.cfg.Prefix) && key[:len(c.cfg.Prefix)] == c.cfg.Prefix || key == c.cfg.Prefix
+	return strings.HasPrefix(key, c.cfg.Prefix)
 }
 
 // Get serves resourceVersion "" from the underlying storage (a consistent
@@ -221,7 +223,7 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, opts storage.WatchOpt
 		// A consistent start: reach etcd's current revision first.
 		// Without a revision to reach, the cache's state is the best
 		// available.
-		if wait, err = c.consistentRevision(ctx); err != nil && !errors.Is(err, errNoRevision) {
+		if wait, err = c.CurrentRevision(ctx); err != nil && !errors.Is(err, errNoRevision) {
 			return nil, err
 		}
 	}
@@ -296,16 +298,6 @@ func (c *Cacher) waitFresh(ctx context.Context, rev int64, key string) error {
 	return c.wc.waitUntil(ctx, rev, c.cfg.FreshnessTimeout, key, poke)
 }
 
-// consistentRevision returns etcd's current revision, which a consistent
-// read must reach. It fails when the underlying storage cannot tell.
-func (c *Cacher) consistentRevision(ctx context.Context) (int64, error) {
-	rr, ok := c.underlying.(storage.RevisionReader)
-	if !ok {
-		return 0, errNoRevision
-	}
-	return rr.CurrentRevision(ctx)
-}
-
 var errNoRevision = errors.New("cacher: the underlying storage cannot report its revision")
 
 // snapshotLocked returns the cached entries under prefix (or at the exact
@@ -326,11 +318,7 @@ func (wc *watchCache) snapshotLocked(prefix string) []*entry {
 func (wc *watchCache) prefixRangeLocked(prefix string) (lo, hi int) {
 	lo, _ = slices.BinarySearchFunc(wc.sorted, prefix, compareEntryKey)
 	hi = lo + sort.Search(len(wc.sorted)-lo, func(i int) bool {
-		return !hasPrefix(wc.sorted[lo+i].obj.Key, prefix)
+		return !strings.HasPrefix(wc.sorted[lo+i].obj.Key, prefix)
 	})
 	return lo, hi
-}
-
-func hasPrefix(s, prefix string) bool {
-	return len(s) >= len(prefix) && s[:len(prefix)] == prefix
 }

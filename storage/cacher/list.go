@@ -53,7 +53,7 @@ func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptio
 		}
 		return c.underlying.List(ctx, prefix, opts)
 	case opts.ResourceVersion == "":
-		rev, err := c.consistentRevision(ctx)
+		rev, err := c.CurrentRevision(ctx)
 		if err != nil {
 			return c.underlying.List(ctx, prefix, opts)
 		}
@@ -162,7 +162,7 @@ func (wc *watchCache) entriesLocked(prefix, from string, rev int64) iter.Seq[*en
 	}
 	overlay := map[string]*entry{}
 	for _, e := range wc.history.AscendFrom(rev + 1) {
-		if !hasPrefix(e.key, prefix) || e.key < from {
+		if !strings.HasPrefix(e.key, prefix) || e.key < from {
 			continue
 		}
 		if _, seen := overlay[e.key]; seen {
