@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -299,26 +297,3 @@ func (c *Cacher) waitFresh(ctx context.Context, rev int64, key string) error {
 }
 
 var errNoRevision = errors.New("cacher: the underlying storage cannot report its revision")
-
-// snapshotLocked returns the cached entries under prefix (or at the exact
-// key prefix names), in key order.
-func (wc *watchCache) snapshotLocked(prefix string) []*entry {
-	if prefix != "" && prefix[len(prefix)-1] != '/' {
-		if e := wc.byKey[prefix]; e != nil {
-			return []*entry{e}
-		}
-		return nil
-	}
-	lo, hi := wc.prefixRangeLocked(prefix)
-	return slices.Clone(wc.sorted[lo:hi])
-}
-
-// prefixRangeLocked returns the bounds of the keys under prefix in sorted.
-// Keys sharing a prefix are contiguous, so two binary searches find them.
-func (wc *watchCache) prefixRangeLocked(prefix string) (lo, hi int) {
-	lo, _ = slices.BinarySearchFunc(wc.sorted, prefix, compareEntryKey)
-	hi = lo + sort.Search(len(wc.sorted)-lo, func(i int) bool {
-		return !strings.HasPrefix(wc.sorted[lo+i].obj.Key, prefix)
-	})
-	return lo, hi
-}

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"iter"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -308,4 +310,140 @@ func (wc *watchCache) servesAtLocked(rev int64) bool {
 // getLocked returns the cached object at key, or nil.
 func (wc *watchCache) getLocked(key string) *entry {
 	return wc.byKey[key]
+}
+
+// snapshotLocked returns the cached entries under prefix (or at the exact
+// key prefix names), in key order.
+func (wc *watchCache) snapshotLocked(prefix string) []*entry {
+	if prefix != "" && prefix[len(prefix)-1] != '/' {
+		if e := wc.byKey[prefix]; e != nil {
+			return []*entry{e}
+		}
+		return nil
+	}
+	lo, hi := wc.prefixRangeLocked(prefix)
+	return slices.Clone(wc.sorted[lo:hi])
+}
+
+// prefixRangeLocked returns the bounds of the keys under prefix in sorted.
+// Keys sharing a prefix are contiguous, so two binary searches find them.
+func (wc *watchCache) prefixRangeLocked(prefix string) (lo, hi int) {
+	lo, _ = slices.BinarySearchFunc(wc.sorted, prefix, compareEntryKey)
+	hi = lo + sort.Search(len(wc.sorted)-lo, func(i int) bool {
+		return !strings.HasPrefix(wc.sorted[lo+i].obj.Key, prefix)
+	})
+	return lo, hi
+}
+
+// listLocked builds one page of the objects under prefix at revision rev
+// (floor <= rev <= c.rev), starting at key from, filtered by the
+// predicate. Items are the cached objects themselves.
+func (wc *watchCache) listLocked(prefix, from string, rev int64, opts storage.ListOptions) *storage.List {
+	pred := opts.Predicate
+	all := pred.Empty()
+	limit := int(opts.Limit)
+	l := &storage.List{Revision: rev, Items: []*storage.Object{}}
+	var last string
+	var more bool
+	var remaining int64
+	for e := range wc.entriesLocked(prefix, from, rev) {
+		if !all && !pred.Matches(e.attrs) {
+			continue
+		}
+		if limit > 0 && len(l.Items) == limit {
+			more = true
+			if !all {
+				break
+			}
+			remaining++
+			continue
+		}
+		if cap(l.Items) == 0 {
+			l.Items = make([]*storage.Object, 0, wc.sizeHintLocked(prefix, limit))
+		}
+		l.Items = append(l.Items, e.obj)
+		last = e.obj.Key
+	}
+	if more {
+		// The next page starts just after the last key returned.
+		tok, err := storage.EncodeContinue(last+"\x00", prefix, rev)
+		if err == nil {
+			l.Continue = tok
+		}
+		if all {
+			l.RemainingItemCount = &remaining
+		}
+	}
+	return l
+}
+
+// sizeHintLocked guesses the length of a page: the objects under prefix,
+// at most limit.
+func (wc *watchCache) sizeHintLocked(prefix string, limit int) int {
+	lo, hi := wc.prefixRangeLocked(prefix)
+	if limit > 0 {
+		return min(limit, hi-lo+1)
+	}
+	return hi - lo + 1
+}
+
+// entriesLocked yields, in key order, the entries under prefix with keys
+// at or after from, as they were at revision rev. For rev below the
+// current revision it undoes the later events: the first event after rev
+// for a key holds the key's state at rev (its previous object, or nothing
+// if it was created after rev).
+func (wc *watchCache) entriesLocked(prefix, from string, rev int64) iter.Seq[*entry] {
+	lo, hi := wc.prefixRangeLocked(prefix)
+	if from > prefix {
+		i, _ := slices.BinarySearchFunc(wc.sorted[lo:hi], from, compareEntryKey)
+		lo += i
+	}
+	cur := wc.sorted[lo:hi]
+	if rev >= wc.rev {
+		return slices.Values(cur)
+	}
+	overlay := map[string]*entry{}
+	for _, e := range wc.history.AscendFrom(rev + 1) {
+		if !strings.HasPrefix(e.key, prefix) || e.key < from {
+			continue
+		}
+		if _, seen := overlay[e.key]; seen {
+			continue
+		}
+		var then *entry
+		if e.prev != nil {
+			then = &entry{obj: e.prev, attrs: e.prevAttrs}
+		}
+		overlay[e.key] = then
+	}
+	// Keys that existed at rev but do not now.
+	var gone []*entry
+	for k, e := range overlay {
+		if e != nil && wc.byKey[k] == nil {
+			gone = append(gone, e)
+		}
+	}
+	slices.SortFunc(gone, func(a, b *entry) int { return strings.Compare(a.obj.Key, b.obj.Key) })
+	return func(yield func(*entry) bool) {
+		i, j := 0, 0
+		for i < len(cur) || j < len(gone) {
+			var e *entry
+			if j == len(gone) || (i < len(cur) && cur[i].obj.Key < gone[j].obj.Key) {
+				e = cur[i]
+				i++
+				if then, ok := overlay[e.obj.Key]; ok {
+					if then == nil {
+						continue
+					}
+					e = then
+				}
+			} else {
+				e = gone[j]
+				j++
+			}
+			if !yield(e) {
+				return
+			}
+		}
+	}
 }
