@@ -82,9 +82,7 @@ func (c *Cacher) Close() error {
 // Ready blocks until the cache holds its first complete list, or ctx ends.
 func (c *Cacher) Ready(ctx context.Context) error {
 	for {
-		c.wc.mu.RLock()
-		rev, changed := c.wc.rev, c.wc.revChanged
-		c.wc.mu.RUnlock()
+		rev, changed := c.wc.current()
 		if rev > 0 {
 			return nil
 		}
@@ -118,14 +116,7 @@ type Stats struct {
 
 // Stats returns the cacher's current counters.
 func (c *Cacher) Stats() Stats {
-	c.wc.mu.RLock()
-	s := Stats{
-		Revision:        c.wc.rev,
-		Objects:         len(c.wc.byKey),
-		History:         c.wc.history.Len(),
-		HistoryCapacity: c.wc.history.Cap(),
-	}
-	c.wc.mu.RUnlock()
+	s := c.wc.stats()
 	s.Watchers = c.d.count()
 	s.TerminatedWatchers = c.d.terminated.Load()
 	s.Relists = c.relists.Load()
@@ -150,9 +141,7 @@ func (c *Cacher) CurrentRevision(ctx context.Context) (int64, error) {
 // own history still covers them. Whatever compacts etcd calls it; the
 // cacher cannot learn of a compaction from etcd's watch.
 func (c *Cacher) Compacted(rev int64) {
-	c.wc.mu.Lock()
-	c.wc.compacted = max(c.wc.compacted, rev)
-	c.wc.mu.Unlock()
+	c.wc.setCompacted(rev)
 }
 
 // Create passes through to the underlying storage; the cache learns of the
@@ -194,9 +183,7 @@ func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions) (
 		}
 		return nil, err
 	}
-	c.wc.mu.RLock()
-	e, rev := c.wc.getLocked(key), c.wc.rev
-	c.wc.mu.RUnlock()
+	e, rev := c.wc.get(key)
 	if e == nil {
 		return nil, storage.NewError(storage.CodeNotFound, key, rev, nil)
 	}
@@ -252,26 +239,12 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, opts storage.WatchOpt
 		w.deadline = dl
 	}
 
-	c.wc.mu.RLock()
-	w.startRev = c.wc.rev
-	switch {
-	case initial:
-		w.initObjs = c.wc.snapshotLocked(prefix)
-	case rv == 0:
-		// No initial events and no revision: start from now.
-	default:
-		var ok bool
-		if w.initEvents, ok = c.wc.eventsAfterLocked(rv, &w.filter); !ok {
-			floor := c.wc.oldestWatchLocked()
-			c.wc.mu.RUnlock()
-			stopAfter()
-			cancel()
-			return newErrWatcher(storage.NewError(storage.CodeCompacted, prefix, floor,
-				fmt.Errorf("too old resource version: %d (%d)", rv, floor))), nil
-		}
+	if oldest, ok := c.wc.register(w, prefix, initial, rv, c.d.add); !ok {
+		stopAfter()
+		cancel()
+		return newErrWatcher(storage.NewError(storage.CodeCompacted, prefix, oldest,
+			fmt.Errorf("too old resource version: %d (%d)", rv, oldest))), nil
 	}
-	c.d.add(w)
-	c.wc.mu.RUnlock()
 
 	c.wg.Go(func() {
 		defer stopAfter()

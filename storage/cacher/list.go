@@ -72,9 +72,7 @@ func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptio
 			return nil, err
 		}
 	}
-	c.wc.mu.RLock()
-	defer c.wc.mu.RUnlock()
-	return c.wc.listLocked(prefix, prefix, c.wc.rev, opts), nil
+	return c.wc.list(prefix, opts), nil
 }
 
 // listAt returns the page of the list at exactly rev starting at key from,
@@ -83,10 +81,5 @@ func (c *Cacher) listAt(ctx context.Context, prefix, from string, rev int64, opt
 	if c.wc.revision() < rev && c.waitFresh(ctx, rev, prefix) != nil {
 		return nil
 	}
-	c.wc.mu.RLock()
-	defer c.wc.mu.RUnlock()
-	if !c.wc.servesAtLocked(rev) {
-		return nil
-	}
-	return c.wc.listLocked(prefix, from, rev, opts)
+	return c.wc.listAt(prefix, from, rev, opts)
 }

@@ -28,9 +28,10 @@ type watchCache struct {
 	clock   Clock
 	dynamic bool // the history grows while it holds under eventFreshDuration
 
-	// mu protects every field below. Lock order: mu, then dispatcher.mu
-	// (a new watcher is snapshotted under mu and registered with the
-	// dispatcher before mu is released). Nothing blocks while holding mu.
+	// mu protects every field below. Only watchCache's own methods take
+	// it. Lock order: mu, then dispatcher.mu (register snapshots a new
+	// watcher under mu and registers it with the dispatcher before mu is
+	// released). Nothing blocks while holding mu.
 	mu sync.RWMutex
 	// byKey and sorted index the same entries: by key, and in key order.
 	byKey  map[string]*entry
@@ -243,6 +244,86 @@ func (wc *watchCache) revision() int64 {
 	return wc.rev
 }
 
+// current returns the revision the cache reflects and a channel that is
+// closed when it next advances.
+func (wc *watchCache) current() (rev int64, changed <-chan struct{}) {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	return wc.rev, wc.revChanged
+}
+
+// stats returns the cache's part of a Cacher's Stats.
+func (wc *watchCache) stats() Stats {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	return Stats{
+		Revision:        wc.rev,
+		Objects:         len(wc.byKey),
+		History:         wc.history.Len(),
+		HistoryCapacity: wc.history.Cap(),
+	}
+}
+
+// setCompacted records that the underlying storage no longer serves
+// revisions before rev (see Cacher.Compacted).
+func (wc *watchCache) setCompacted(rev int64) {
+	wc.mu.Lock()
+	defer wc.mu.Unlock()
+	wc.compacted = max(wc.compacted, rev)
+}
+
+// get returns the cached object at key (nil if there is none) and the
+// revision the cache reflects.
+func (wc *watchCache) get(key string) (*entry, int64) {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	return wc.byKey[key], wc.rev
+}
+
+// register sets where the new watcher w starts and hands it to add (the
+// dispatcher's), under mu, so that no event is lost or repeated between
+// w's start and its registration: w starts at the cache's revision with
+// the objects under prefix when initial; else with the history events
+// after rv, or, for rv 0, with nothing. When history no longer reaches
+// back to rv it registers nothing and reports false with the oldest
+// revision a watch can start from.
+func (wc *watchCache) register(w *cacheWatcher, prefix string, initial bool, rv int64, add func(*cacheWatcher)) (oldest int64, ok bool) {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	w.startRev = wc.rev
+	switch {
+	case initial:
+		w.initObjs = wc.snapshotLocked(prefix)
+	case rv == 0:
+		// No initial events and no revision: start from now.
+	default:
+		if w.initEvents, ok = wc.eventsAfterLocked(rv, &w.filter); !ok {
+			return wc.oldestWatchLocked(), false
+		}
+	}
+	add(w)
+	return 0, true
+}
+
+// list returns a page of the objects under prefix as the cache holds them
+// now (see listLocked).
+func (wc *watchCache) list(prefix string, opts storage.ListOptions) *storage.List {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	return wc.listLocked(prefix, prefix, wc.rev, opts)
+}
+
+// listAt returns the page of the objects under prefix at exactly rev,
+// starting at key from, or nil when the cache cannot reconstruct rev.
+func (wc *watchCache) listAt(prefix, from string, rev int64, opts storage.ListOptions) *storage.List {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	if !wc.servesAtLocked(rev) {
+		return nil
+	}
+	return wc.listLocked(prefix, from, rev, opts)
+}
+
 // waitUntil blocks until the cache reflects at least rev, ctx is done, or
 // timeout passes; the timeout yields a TooLargeResourceVersion error
 // naming key. While it waits it calls poke (if not nil) at once and then
@@ -251,9 +332,7 @@ func (wc *watchCache) revision() int64 {
 func (wc *watchCache) waitUntil(ctx context.Context, rev int64, timeout time.Duration, key string, poke func()) error {
 	var deadline, nextPoke <-chan time.Time
 	for {
-		wc.mu.RLock()
-		cur, changed := wc.rev, wc.revChanged
-		wc.mu.RUnlock()
+		cur, changed := wc.current()
 		if cur >= rev && cur > 0 {
 			return nil
 		}
@@ -305,11 +384,6 @@ func (wc *watchCache) oldestWatchLocked() int64 {
 // rev.
 func (wc *watchCache) servesAtLocked(rev int64) bool {
 	return rev >= wc.floor && rev >= wc.compacted && rev <= wc.rev
-}
-
-// getLocked returns the cached object at key, or nil.
-func (wc *watchCache) getLocked(key string) *entry {
-	return wc.byKey[key]
 }
 
 // snapshotLocked returns the cached entries under prefix (or at the exact
