@@ -7,10 +7,6 @@ import (
 	"strconv"
 )
 
-// metadataPrefix is how api.Object's encoding of an object begins, up to
-// the opening brace of metadata: {"apiVersion":S,"kind":S,"metadata":{
-// InjectResourceVersion relies on it to avoid decoding the object.
-
 // InjectResourceVersion returns stored with metadata.resourceVersion set to
 // rev. stored must carry no resourceVersion (backends strip it on write);
 // objects in api.Object's canonical encoding take a fast path that decodes
@@ -110,7 +106,8 @@ func encodeTop(top map[string]json.RawMessage) ([]byte, error) {
 
 // metadataBodyOffset returns the offset just after `"metadata":{` when
 // data starts {"apiVersion":S,"kind":S,"metadata":{ with JSON strings S,
-// and 0 otherwise.
+// as api.Object encodes every object, and 0 otherwise. It lets
+// InjectResourceVersion and MetadataJSON skip walking the object.
 func metadataBodyOffset(data []byte) int {
 	i, ok := expect(data, 0, `{"apiVersion":`)
 	if !ok {
@@ -131,30 +128,6 @@ func metadataBodyOffset(data []byte) int {
 	return i
 }
 
-func expect(data []byte, i int, lit string) (int, bool) {
-	if !bytes.HasPrefix(data[i:], []byte(lit)) {
-		return 0, false
-	}
-	return i + len(lit), true
-}
-
-// skipString skips a JSON string starting at data[i] and returns the
-// offset after its closing quote.
-func skipString(data []byte, i int) (int, bool) {
-	if i >= len(data) || data[i] != '"' {
-		return 0, false
-	}
-	for i++; i < len(data); i++ {
-		switch data[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1, true
-		}
-	}
-	return 0, false
-}
-
 // setResourceVersionInPlace edits metadata.resourceVersion without
 // re-encoding. It reports false when data is not a valid JSON object with a
 // metadata object, leaving those cases to the decoding path.
@@ -162,63 +135,50 @@ func setResourceVersionInPlace(data []byte, rev int64) ([]byte, bool) {
 	if !json.Valid(data) {
 		return nil, false
 	}
-	i := skipSpace(data, 0)
-	if data[i] != '{' {
+	top, ok := scanObject(data, skipSpace(data, 0))
+	if !ok {
 		return nil, false
 	}
-	for i = skipSpace(data, i+1); data[i] == '"'; {
-		keyEnd, _ := skipString(data, i)
-		key := data[i:keyEnd]
-		v := skipSpace(data, skipSpace(data, keyEnd)+1) // past the colon
-		if string(key) == `"metadata"` && data[v] == '{' {
-			return setMemberInPlace(data, v, rev), true
+	for m, ok := top.next(); ok; m, ok = top.next() {
+		if m.keyIs(data, "metadata") && data[m.val] == '{' {
+			return setMemberInPlace(data, m.val, rev), true
 		}
-		i = skipSpace(data, skipValue(data, v))
-		if data[i] != ',' {
-			break
-		}
-		i = skipSpace(data, i+1)
 	}
 	return nil, false
 }
 
 // setMemberInPlace sets (or, for rev 0, removes) the resourceVersion
-// member of the JSON object starting at data[open].
+// member of the valid JSON object starting at data[open].
 func setMemberInPlace(data []byte, open int, rev int64) []byte {
+	obj, _ := scanObject(data, open)
 	prevEnd := -1 // end of the previous member's value, if any
-	for i := skipSpace(data, open+1); data[i] == '"'; {
-		keyEnd, _ := skipString(data, i)
-		v := skipSpace(data, skipSpace(data, keyEnd)+1)
-		vEnd := skipValue(data, v)
-		next := skipSpace(data, vEnd)
-		if string(data[i:keyEnd]) == `"resourceVersion"` {
-			var cutFrom, cutTo int
-			switch {
-			case rev != 0:
-				return splice(data, v, vEnd, strconv.AppendQuote(nil, FormatResourceVersion(rev)))
-			case data[next] == ',':
-				cutFrom, cutTo = i, skipSpace(data, next+1)
-			case prevEnd >= 0:
-				cutFrom, cutTo = prevEnd, vEnd
-			default:
-				cutFrom, cutTo = i, vEnd
-			}
-			return splice(data, cutFrom, cutTo, nil)
+	for m, ok := obj.next(); ok; m, ok = obj.next() {
+		if !m.keyIs(data, "resourceVersion") {
+			prevEnd = m.end
+			continue
 		}
-		if data[next] != ',' {
-			break
+		var cutFrom, cutTo int
+		next := skipSpace(data, m.end)
+		switch {
+		case rev != 0:
+			return splice(data, m.val, m.end, strconv.AppendQuote(nil, FormatResourceVersion(rev)))
+		case data[next] == ',':
+			cutFrom, cutTo = m.key, skipSpace(data, next+1)
+		case prevEnd >= 0:
+			cutFrom, cutTo = prevEnd, m.end
+		default:
+			cutFrom, cutTo = m.key, m.end
 		}
-		prevEnd = vEnd
-		i = skipSpace(data, next+1)
+		return splice(data, cutFrom, cutTo, nil)
 	}
 	if rev == 0 {
 		return data
 	}
-	member := []byte(`"resourceVersion":"` + FormatResourceVersion(rev) + `"`)
+	add := []byte(`"resourceVersion":"` + FormatResourceVersion(rev) + `"`)
 	if data[skipSpace(data, open+1)] != '}' {
-		member = append(member, ',')
+		add = append(add, ',')
 	}
-	return splice(data, open+1, open+1, member)
+	return splice(data, open+1, open+1, add)
 }
 
 // splice returns a new slice: data with data[from:to] replaced by with.
@@ -227,46 +187,6 @@ func splice(data []byte, from, to int, with []byte) []byte {
 	out = append(out, data[:from]...)
 	out = append(out, with...)
 	return append(out, data[to:]...)
-}
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the offset after the JSON value starting at data[i].
-// data must be valid JSON.
-func skipValue(data []byte, i int) int {
-	switch data[i] {
-	case '"':
-		end, _ := skipString(data, i)
-		return end
-	case '{', '[':
-		depth := 0
-		for i < len(data) {
-			switch data[i] {
-			case '"':
-				i, _ = skipString(data, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	default:
-		for i < len(data) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(data[i])) {
-			i++
-		}
-		return i
-	}
 }
 
 // MetadataJSON returns the bytes of data's top-level "metadata" value
@@ -283,78 +203,15 @@ func MetadataJSON(data []byte) []byte {
 		}
 		return nil
 	}
-	// Any key order: walk the top-level members, skipping values.
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
+	// Any key order: walk the top-level members.
+	top, ok := scanObject(data, skipSpace(data, 0))
+	if !ok {
 		return nil
 	}
-	i++
-	for {
-		i = skipSpace(data, i)
-		if i >= len(data) || data[i] != '"' {
-			return nil
+	for m, ok := top.next(); ok; m, ok = top.next() {
+		if m.keyIs(data, "metadata") {
+			return data[m.val:m.end]
 		}
-		keyEnd, ok := skipString(data, i)
-		if !ok {
-			return nil
-		}
-		key := data[i+1 : keyEnd-1]
-		i = skipSpace(data, keyEnd)
-		if i >= len(data) || data[i] != ':' {
-			return nil
-		}
-		i = skipSpace(data, i+1)
-		end, ok := scanValue(data, i)
-		if !ok {
-			return nil
-		}
-		if string(key) == "metadata" {
-			return data[i:end]
-		}
-		i = skipSpace(data, end)
-		if i >= len(data) || data[i] != ',' {
-			return nil
-		}
-		i++
 	}
-}
-
-// scanValue returns the offset just after the JSON value starting at
-// data[i]. Unlike skipValue it may be given invalid JSON: it checks the
-// structure it needs (brackets, strings) and reports failure instead of
-// running off the end.
-func scanValue(data []byte, i int) (int, bool) {
-	if i >= len(data) {
-		return 0, false
-	}
-	switch data[i] {
-	case '"':
-		return skipString(data, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(data); i++ {
-			switch data[i] {
-			case '"':
-				end, ok := skipString(data, i)
-				if !ok {
-					return 0, false
-				}
-				i = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1, true
-				}
-			}
-		}
-		return 0, false
-	default: // number, true, false, null
-		j := i
-		for j < len(data) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(data[j])) {
-			j++
-		}
-		return j, j > i
-	}
+	return nil
 }
