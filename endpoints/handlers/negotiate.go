@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -431,9 +432,9 @@ func describeJSONError(err error) string {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
-	case asErr(err, &se):
+	case errors.As(err, &se):
 		return fmt.Sprintf("invalid JSON at byte %d: %v", se.Offset, se)
-	case asErr(err, &te):
+	case errors.As(err, &te):
 		if te.Field != "" {
 			return fmt.Sprintf("field %s must be of type %s, got %s", te.Field, te.Type, te.Value)
 		}
