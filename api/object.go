@@ -36,7 +36,7 @@ func (o *Object) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	buf.Write(meta)
-	for _, k := range slices.Sorted(mapKeys(o.Fields)) {
+	for _, k := range slices.Sorted(maps.Keys(o.Fields)) {
 		buf.WriteByte(',')
 		writeJSONString(&buf, k)
 		buf.WriteByte(':')
@@ -232,14 +232,4 @@ func jsonTypeName(kind string) string {
 func writeJSONString(buf *bytes.Buffer, s string) {
 	b, _ := json.Marshal(s) // encoding a string cannot fail
 	buf.Write(b)
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }

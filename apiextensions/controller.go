@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -354,18 +355,8 @@ func (c *Controller) register(name string, types []registry.Type) error {
 			c.log.Info("apiextensions: no longer serving", "resource", g.String(), "crd", name)
 		}
 	}
-	c.served[name] = slices.Collect(mapKeys(want))
+	c.served[name] = slices.Collect(maps.Keys(want))
 	return errors.Join(errs...)
-}
-
-func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // sameType reports whether a registered type already is t, a type

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -386,10 +387,10 @@ func validateColumn(c *PrinterColumn, p *field.Path) field.ErrorList {
 	switch {
 	case c.Type == "":
 		errs = append(errs, field.Required(p.Child("type"), types))
-	case !contains(columnTypes, c.Type):
+	case !slices.Contains(columnTypes, c.Type):
 		errs = append(errs, field.Invalid(p.Child("type"), c.Type, types))
 	}
-	if c.Format != "" && !contains(columnFormats, c.Format) {
+	if c.Format != "" && !slices.Contains(columnFormats, c.Format) {
 		errs = append(errs, field.Invalid(p.Child("format"), c.Format, "must be one of "+strings.Join(columnFormats, ",")))
 	}
 	if c.JSONPath == "" {
@@ -494,17 +495,8 @@ func enum(p *field.Path, v string, accepted []string) field.ErrorList {
 	if v == "" {
 		return field.ErrorList{field.Required(p, "")}
 	}
-	if contains(accepted, v) {
+	if slices.Contains(accepted, v) {
 		return nil
 	}
 	return field.ErrorList{field.NotSupported(p, v, accepted)}
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

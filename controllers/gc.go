@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -487,10 +488,5 @@ func stateOf(deleting, foreground bool) ownerState {
 
 // hasFinalizer reports whether obj carries finalizer f.
 func hasFinalizer(obj *api.Object, f string) bool {
-	for _, x := range obj.Metadata.Finalizers {
-		if x == f {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(obj.Metadata.Finalizers, f)
 }

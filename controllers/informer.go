@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strconv"
 	"time"
 
@@ -23,12 +24,7 @@ type meta struct {
 
 // hasFinalizer reports whether m carries finalizer f.
 func (m *meta) hasFinalizer(f string) bool {
-	for _, x := range m.Finalizers {
-		if x == f {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(m.Finalizers, f)
 }
 
 // storedMeta is the part of an object's metadata the controllers use.

@@ -156,11 +156,11 @@ func etagOf(b []byte) string {
 // kube-apiserver passes them; any other clause means the legacy document.
 func wantsAggregated(r *http.Request) bool {
 	for _, m := range parseAccept(r.Header.Get("Accept")) {
-		if _, converts := m.params["as"]; !converts {
+		if _, converts := m.Params["as"]; !converts {
 			return false
 		}
-		if m.typ == "application" && m.subtype == "json" &&
-			m.params["g"] == aggregatedGroup && m.params["v"] == aggregatedVersion && m.params["as"] == aggregatedKind {
+		if m.Type == "application" && m.Subtype == "json" &&
+			m.Params["g"] == aggregatedGroup && m.Params["v"] == aggregatedVersion && m.Params["as"] == aggregatedKind {
 			return true
 		}
 	}

@@ -9,10 +9,20 @@ import (
 	"github.com/miniapi/miniapi/storage"
 )
 
-// statusErr converts an error from storage into the StatusError a client
-// should see; errors that already carry a Status pass through. name is the
-// object the request addressed, "" for lists.
+// statusErr converts err for a request about the object name ("" for
+// lists and watches) of the store's type; see statusError.
 func (s *Store) statusErr(err error, name string) error {
+	return statusError(s.t.GroupResource(), name, err)
+}
+
+// statusError is the one conversion of storage errors into what a client
+// sees: a *api.StatusError with kube-apiserver's reason and code for the
+// storage errors a client can act on (NotFound, Exists, Conflict,
+// Compacted, TooLargeResourceVersion, Invalid). Errors that already carry
+// a Status pass through, and so does any other error, which handlers
+// answer as a 500. gr and name are the resource and object a request
+// addressed (name "" for lists and watches); nil stays nil.
+func statusError(gr api.GroupResource, name string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -24,7 +34,6 @@ func (s *Store) statusErr(err error, name string) error {
 	if !errors.As(err, &e) {
 		return err
 	}
-	gr := s.t.GroupResource()
 	switch e.Code {
 	case storage.CodeNotFound:
 		return api.NewNotFound(gr, name)
@@ -55,6 +64,19 @@ func (s *Store) statusErr(err error, name string) error {
 		return api.NewBadRequest(msg)
 	}
 	return err
+}
+
+// WatchEventError converts the error an ERROR event of a watch on gr
+// carries, as statusError does, except that a watch from a compacted
+// revision is answered in kube-apiserver's words for it: "too old
+// resource version: <requestedRV> (<oldest available>)", requestedRV
+// being the resourceVersion the watch asked for.
+func WatchEventError(gr api.GroupResource, requestedRV string, err error) error {
+	var e *storage.Error
+	if errors.As(err, &e) && e.Code == storage.CodeCompacted {
+		return api.NewResourceExpired(fmt.Sprintf("too old resource version: %s (%d)", requestedRV, e.ResourceVersion))
+	}
+	return statusError(gr, "", err)
 }
 
 func compactedDetail(e *storage.Error) string {

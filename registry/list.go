@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/storage"
@@ -61,13 +62,6 @@ func (s *Store) predicate(opts ListOptions) (storage.Predicate, error) {
 
 // selectable reports whether a field selector may use path on this type.
 func (s *Store) selectable(path string) bool {
-	if path == "metadata.name" || (path == "metadata.namespace" && s.t.Namespaced) {
-		return true
-	}
-	for _, f := range s.t.SelectableFields {
-		if f == path {
-			return true
-		}
-	}
-	return false
+	return path == "metadata.name" || (path == "metadata.namespace" && s.t.Namespaced) ||
+		slices.Contains(s.t.SelectableFields, path)
 }

@@ -3,6 +3,7 @@ package schema
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -136,7 +137,7 @@ func specStandard(p *apiextensions.JSONSchemaProps, pth *field.Path, root bool) 
 			}
 		}
 	}
-	for _, k := range sortedKeys(p.Properties) {
+	for _, k := range slices.Sorted(maps.Keys(p.Properties)) {
 		v := p.Properties[k]
 		errs = append(errs, specStandard(&v, pth.Child("properties").Key(k), false)...)
 	}
@@ -191,7 +192,7 @@ func (c *celCheck) walk(s *structuralschema.Structural, pth *field.Path, root bo
 	if propsUncorrelatable == nil && !cel.MapIsCorrelatable(s.XMapType) {
 		propsUncorrelatable = pth
 	}
-	for _, k := range sortedKeys(s.Properties) {
+	for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
 		prop := s.Properties[k]
 		var child *apiservercel.DeclType
 		if declType != nil {
@@ -335,13 +336,4 @@ func costErrorMessage(name string, cost, limit uint64) string {
 		factor = fmt.Sprintf("%.1fx", f)
 	}
 	return fmt.Sprintf("%s exceeds budget by factor of %s (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)", name, factor)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

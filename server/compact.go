@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/miniapi/miniapi/storage/etcd3"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -36,7 +37,7 @@ func (c *compactor) run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		resp, err := c.client.Get(ctx, "compact-probe", clientv3.WithCountOnly())
+		rev, err := etcd3.CurrentRevision(ctx, c.client)
 		if err != nil {
 			c.report(ctx, err)
 			continue
@@ -47,7 +48,7 @@ func (c *compactor) run(ctx context.Context) {
 				c.report(ctx, err)
 			}
 		}
-		prev = resp.Header.Revision
+		prev = rev
 	}
 }
 

@@ -104,10 +104,11 @@ type Server struct {
 	cachers      []*cacher.Cacher
 	startedTypes bool
 
-	// stopBackground stops the compactor and the controllers; background
-	// tracks them.
-	stopBackground context.CancelFunc
-	background     sync.WaitGroup
+	// cancelBackground ends the background goroutines (the compactor, the
+	// CRD controller, the built-in controllers, the resources file
+	// watcher); background tracks them. See stopBackground.
+	cancelBackground context.CancelFunc
+	background       sync.WaitGroup
 
 	stopWatches chan struct{}
 	serveDone   chan struct{}
@@ -142,6 +143,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	ok := false
 	defer func() {
 		if !ok {
+			s.stopBackground()
 			s.closeStorage()
 		}
 	}()
@@ -193,7 +195,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		log.Warn("server: not every stored CRD could be served yet; retrying in the background", "err", err)
 	}
 	bg, stop := context.WithCancel(context.Background())
-	s.stopBackground = stop
+	s.cancelBackground = stop
 	s.startCompactor(bg, cfg.CompactionInterval)
 	s.background.Go(func() { crds.Run(bg) })
 	s.startControllers(bg, sel)
@@ -374,7 +376,8 @@ func (s *Server) URL() string { return s.url }
 func (s *Server) Registry() *registry.Registry { return s.reg }
 
 // Shutdown stops accepting connections, ends open watches, waits for
-// in-flight requests (bounded by ctx), then closes the registry and etcd.
+// in-flight requests (bounded by ctx), then stops the background
+// goroutines and closes the registry and etcd.
 func (s *Server) Shutdown(ctx context.Context) error {
 	var err error
 	s.shutdown.Do(func() {
@@ -383,6 +386,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		if s.serveErr != nil {
 			err = errors.Join(err, s.serveErr)
 		}
+		s.stopBackground()
 		err = errors.Join(err, s.closeStorage())
 	})
 	return err
@@ -412,13 +416,18 @@ func (s *Server) startControllers(ctx context.Context, sel controllers.Selection
 	}
 }
 
-// closeStorage stops background work, then releases the registry's
-// stores, then etcd.
-func (s *Server) closeStorage() error {
-	if s.stopBackground != nil {
-		s.stopBackground()
+// stopBackground ends the background goroutines and waits for them, so
+// that none uses the registry or etcd after closeStorage.
+func (s *Server) stopBackground() {
+	if s.cancelBackground != nil {
+		s.cancelBackground()
 	}
 	s.background.Wait()
+}
+
+// closeStorage releases the registry's stores, then etcd. Call
+// stopBackground first.
+func (s *Server) closeStorage() error {
 	var errs []error
 	if s.reg != nil {
 		errs = append(errs, s.reg.Close())

@@ -129,8 +129,9 @@ type WatchOptions struct {
 	// matching arrives as Added, one that stops matching as Deleted.
 	Predicate Predicate
 	// SendInitialEvents, when set, overrides whether the watch starts with
-	// the current objects; with true, a Bookmark carrying
-	// InitialEventsEnd follows them.
+	// the current objects (see SendsInitialEvents); with AllowBookmarks,
+	// a Bookmark carrying InitialEventsEnd follows them
+	// (SendsInitialEventsEnd).
 	SendInitialEvents *bool
 	// AllowBookmarks asks for periodic Bookmark events.
 	AllowBookmarks bool

@@ -63,65 +63,36 @@ func DefaultAttrs(data []byte) (Attrs, error) {
 // another type) makes it report false, and DefaultAttrs decodes with
 // encoding/json as before.
 func scanMetadata(span []byte, m *objectMeta) bool {
-	sawLabels := false
-	i := skipSpace(span, 0)
-	if i >= len(span) || span[i] != '{' {
+	obj, ok := scanObject(span, skipSpace(span, 0))
+	if !ok {
 		return false
 	}
-	i = skipSpace(span, i+1)
-	if i < len(span) && span[i] == '}' {
-		return true
-	}
-	for {
-		key, next, ok := scanString(span, i)
+	sawLabels := false
+	for mem, ok := obj.next(); ok; mem, ok = obj.next() {
+		key, _, ok := scanString(span, mem.key)
 		if !ok {
 			return false
 		}
-		i = skipSpace(span, next)
-		if i >= len(span) || span[i] != ':' {
-			return false
-		}
-		i = skipSpace(span, i+1)
+		end := mem.end
 		switch key {
 		case "name", "namespace":
-			end, ok := scanMetaString(span, i, key, m)
-			if !ok {
-				return false
-			}
-			i = end
+			end, ok = scanMetaString(span, mem.val, key, m)
 		case "labels":
 			if sawLabels {
 				return false
 			}
 			sawLabels = true
-			end, ok := scanLabels(span, i, m)
-			if !ok {
-				return false
-			}
-			i = end
+			end, ok = scanLabels(span, mem.val, m)
 		default:
 			if strings.EqualFold(key, "name") || strings.EqualFold(key, "namespace") || strings.EqualFold(key, "labels") {
 				return false
 			}
-			end, ok := scanValue(span, i)
-			if !ok {
-				return false
-			}
-			i = end
 		}
-		i = skipSpace(span, i)
-		if i >= len(span) {
-			return false
-		}
-		switch span[i] {
-		case ',':
-			i = skipSpace(span, i+1)
-		case '}':
-			return skipSpace(span, i+1) == len(span)
-		default:
+		if !ok || end != mem.end {
 			return false
 		}
 	}
+	return obj.end >= 0 && skipSpace(span, obj.end) == len(span)
 }
 
 // scanMetaString reads the value at span[i] of member key (name or

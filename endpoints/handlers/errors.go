@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/miniapi/miniapi/api"
 )
@@ -29,7 +30,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		code = http.StatusInternalServerError
 	}
 	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
-		w.Header().Set("Retry-After", itoa(int(st.Details.RetryAfterSeconds)))
+		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
 	}
 	if out.mediaType == mediaProtobuf {
 		// Typed clients that asked for protobuf first decode errors as
@@ -42,5 +43,3 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	}
 	writeValue(w, out, code, st)
 }
-
-func asErr[T any](err error, target *T) bool { return errors.As(err, target) }

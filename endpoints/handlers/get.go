@@ -2,7 +2,8 @@ package handlers
 
 import (
 	"net/http"
-	"strconv"
+
+	"github.com/miniapi/miniapi/storage"
 )
 
 // get answers GET on an object (or its /status).
@@ -28,11 +29,9 @@ func (q *request) get() {
 // revision; anything else is answered 400 and reported false.
 func (q *request) getResourceVersion() (string, bool) {
 	rv := q.r.URL.Query().Get("resourceVersion")
-	if rv != "" {
-		if n, err := strconv.ParseInt(rv, 10, 64); err != nil || n < 0 {
-			q.fail(badResourceVersion(rv))
-			return "", false
-		}
+	if _, err := storage.ParseResourceVersion(rv); err != nil {
+		q.fail(badResourceVersion(rv))
+		return "", false
 	}
 	return rv, true
 }

@@ -245,5 +245,3 @@ func isWatch(r *http.Request) bool {
 	b, err := strconv.ParseBool(v)
 	return err == nil && b
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -2,13 +2,14 @@ package handlers
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -89,39 +90,16 @@ func negotiateStatus(r *http.Request) output {
 }
 
 // negotiate returns the first Accept clause, in q-value order, that
-// producible accepts, or JSON and false.
+// producible accepts, or JSON and false. Clauses that are not valid media
+// types are passed over.
 func negotiate(r *http.Request, producible func(mediaType, as string) bool) (output, bool) {
 	out := output{mediaType: mediaJSON, pretty: wantsPretty(r)}
-	accept := r.Header.Get("Accept")
-	if strings.TrimSpace(accept) == "" {
-		return out, true
-	}
-	type clause struct {
-		mt     string
-		q      float64
-		params map[string]string
-	}
-	var clauses []clause
-	for part := range strings.SplitSeq(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
+	for _, c := range ParseAccept(r.Header.Get("Accept")) {
+		if !c.Valid {
 			continue
 		}
-		q := 1.0
-		if s, ok := params["q"]; ok {
-			if v, err := strconv.ParseFloat(s, 64); err == nil {
-				q = v
-			}
-			delete(params, "q")
-		}
-		if q > 0 {
-			clauses = append(clauses, clause{mt, q, params})
-		}
-	}
-	sort.SliceStable(clauses, func(a, b int) bool { return clauses[a].q > clauses[b].q })
-	for _, c := range clauses {
 		mt := ""
-		switch c.mt {
+		switch c.Type + "/" + c.Subtype {
 		case mediaJSON, "application/*", "*/*", "application/json-seq":
 			mt = mediaJSON
 		case mediaYAML, "application/x-yaml", "text/yaml":
@@ -131,13 +109,94 @@ func negotiate(r *http.Request, producible func(mediaType, as string) bool) (out
 		default:
 			continue
 		}
-		as, v, ok := conversion(c.params)
+		as, v, ok := conversion(c.Params)
 		if ok && producible(mt, as) {
 			out.mediaType, out.as, out.asVersion = mt, as, v
 			return out, true
 		}
 	}
 	return out, false
+}
+
+// MediaRange is one clause of an Accept header.
+type MediaRange struct {
+	// Type and Subtype are lower-cased; "*" is a wildcard.
+	Type, Subtype string
+	// Params are the clause's parameters other than q, keys lower-cased.
+	Params map[string]string
+	// Q is the clause's quality: its q parameter, 1 without one.
+	Q float64
+	// Valid reports whether the clause is a media type as RFC 2045 (and
+	// mime.ParseMediaType) has it. Clauses that are not are read
+	// leniently: the OpenAPI protobuf types kubectl asks for contain an
+	// '@' ("application/com.github.proto-openapi.spec.v2@v1.0+protobuf"),
+	// which RFC 2045 does not allow in a token.
+	Valid bool
+}
+
+// Matches reports whether the clause accepts the media type typ/subtype.
+func (m MediaRange) Matches(typ, subtype string) bool {
+	return (m.Type == "*" || m.Type == typ) && (m.Subtype == "*" || m.Subtype == subtype)
+}
+
+// ParseAccept is the one parser of Accept headers: it splits header into
+// its clauses, best first (by q, then in header order). An empty header
+// is a single */* clause; clauses without a type and subtype, and those
+// with q=0, are dropped.
+func ParseAccept(header string) []MediaRange {
+	if strings.TrimSpace(header) == "" {
+		return []MediaRange{{Type: "*", Subtype: "*", Q: 1, Valid: true}}
+	}
+	var out []MediaRange
+	for clause := range strings.SplitSeq(header, ",") {
+		if m, ok := parseMediaRange(clause); ok && m.Q > 0 {
+			out = append(out, m)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b MediaRange) int { return cmp.Compare(b.Q, a.Q) })
+	return out
+}
+
+// parseMediaRange reads one clause of an Accept header: as
+// mime.ParseMediaType does when it can, leniently otherwise (see
+// MediaRange.Valid).
+func parseMediaRange(clause string) (MediaRange, bool) {
+	mt, params, err := mime.ParseMediaType(strings.TrimSpace(clause))
+	if err != nil {
+		mt, params = parseMediaTypeLeniently(clause)
+	}
+	typ, subtype, ok := strings.Cut(mt, "/")
+	if !ok || typ == "" || subtype == "" {
+		return MediaRange{}, false
+	}
+	m := MediaRange{Type: typ, Subtype: subtype, Q: 1, Valid: err == nil}
+	if s, ok := params["q"]; ok {
+		if q, err := strconv.ParseFloat(s, 64); err == nil {
+			m.Q = q
+		}
+		delete(params, "q")
+	}
+	if len(params) > 0 {
+		m.Params = params
+	}
+	return m, true
+}
+
+// parseMediaTypeLeniently splits a clause at its semicolons into a
+// lower-cased media type and parameters (keys lower-cased, values
+// unquoted), whatever characters they contain.
+func parseMediaTypeLeniently(clause string) (string, map[string]string) {
+	parts := strings.Split(clause, ";")
+	params := map[string]string{}
+	for _, p := range parts[1:] {
+		k, v, _ := strings.Cut(p, "=")
+		k, v = strings.ToLower(strings.TrimSpace(k)), strings.Trim(strings.TrimSpace(v), `"`)
+		if _, err := strconv.ParseFloat(v, 64); k == "" || (k == "q" && err != nil) {
+			continue // a q that is not a number leaves the one before
+		}
+		params[k] = v
+	}
+	return strings.ToLower(strings.TrimSpace(parts[0])), params
 }
 
 // conversion reads the as, g and v parameters of an Accept clause. It

@@ -11,6 +11,7 @@ import (
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/fieldmanager"
 	"github.com/miniapi/miniapi/registry"
+	"github.com/miniapi/miniapi/storage"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -70,10 +71,8 @@ func parseListParams(q url.Values, watch bool) (*listParams, error) {
 	}
 	p.Continue = q.Get("continue")
 	p.ResourceVersion = q.Get("resourceVersion")
-	if p.ResourceVersion != "" {
-		if n, err := strconv.ParseInt(p.ResourceVersion, 10, 64); err != nil || n < 0 {
-			return nil, api.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q: must be a non-negative integer", p.ResourceVersion))
-		}
+	if _, err := storage.ParseResourceVersion(p.ResourceVersion); err != nil {
+		return nil, badResourceVersion(p.ResourceVersion)
 	}
 	p.ResourceVersionMatch = q.Get("resourceVersionMatch")
 	if b, set, err := boolParam(q, "allowWatchBookmarks"); err != nil {
@@ -93,7 +92,10 @@ func parseListParams(q url.Values, watch bool) (*listParams, error) {
 		}
 		p.timeout = time.Duration(n) * time.Second
 	}
-	if p.Continue != "" && p.ResourceVersion != "" && p.ResourceVersion != "0" {
+	// Storage's rule (a continue token pins its own revision), answered
+	// here before the selectors are looked at, and for watches too. With
+	// a valid resourceVersion and no match it is the only one that fails.
+	if (storage.ListOptions{ResourceVersion: p.ResourceVersion, Continue: p.Continue}).Validate() != nil {
 		return nil, api.NewBadRequest("specifying resource version is not allowed when using continue")
 	}
 	opts := &internalversion.ListOptions{

@@ -47,12 +47,6 @@ func (q *request) watch() {
 		}
 		p.Field = byName
 	}
-	// kube-apiserver 1.37 treats a watch from "" or "0" without
-	// sendInitialEvents as sendInitialEvents=true, NotOlderThan.
-	if p.sendInitialEvents == nil && (p.ResourceVersion == "" || p.ResourceVersion == "0") {
-		t := true
-		p.sendInitialEvents = &t
-	}
 	timeout := p.timeout
 	if timeout == 0 {
 		min := q.h.minWatchTimeout
@@ -276,15 +270,13 @@ func (f *frameEncoder) bookmark(ev storage.Event) []byte {
 	return b
 }
 
-// errorStatus converts a watch failure into the Status of an ERROR frame:
-// a compacted revision is 410 Expired, as kube-apiserver reports it.
+// errorStatus is the Status of an ERROR frame for a watch failure, as the
+// registry converts it (a compacted revision is 410 Expired).
 func (f *frameEncoder) errorStatus(err error) []byte {
+	err = registry.WatchEventError(f.gr, f.requestedRV, err)
 	var st api.Status
-	var se *storage.Error
 	var carrier statusCarrier
 	switch {
-	case errors.As(err, &se) && se.Code == storage.CodeCompacted:
-		st = api.NewResourceExpired(fmt.Sprintf("too old resource version: %s (%d)", f.requestedRV, se.ResourceVersion)).Status()
 	case errors.As(err, &carrier):
 		st = carrier.Status()
 	case err == nil:

@@ -5,8 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
-	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -83,9 +82,7 @@ func (c *Cacher) Close() error {
 // Ready blocks until the cache holds its first complete list, or ctx ends.
 func (c *Cacher) Ready(ctx context.Context) error {
 	for {
-		c.wc.mu.RLock()
-		rev, changed := c.wc.rev, c.wc.revChanged
-		c.wc.mu.RUnlock()
+		rev, changed := c.wc.current()
 		if rev > 0 {
 			return nil
 		}
@@ -119,22 +116,16 @@ type Stats struct {
 
 // Stats returns the cacher's current counters.
 func (c *Cacher) Stats() Stats {
-	c.wc.mu.RLock()
-	s := Stats{
-		Revision:        c.wc.rev,
-		Objects:         len(c.wc.byKey),
-		History:         c.wc.history.Len(),
-		HistoryCapacity: c.wc.history.Cap(),
-	}
-	c.wc.mu.RUnlock()
+	s := c.wc.stats()
 	s.Watchers = c.d.count()
 	s.TerminatedWatchers = c.d.terminated.Load()
 	s.Relists = c.relists.Load()
 	return s
 }
 
-// CurrentRevision returns the underlying storage's current revision, if it
-// can tell (storage.RevisionReader); otherwise an error.
+// CurrentRevision returns the underlying storage's current revision, the
+// one a consistent read must reach, if it can tell
+// (storage.RevisionReader); otherwise errNoRevision.
 func (c *Cacher) CurrentRevision(ctx context.Context) (int64, error) {
 	rr, ok := c.underlying.(storage.RevisionReader)
 	if !ok {
@@ -150,9 +141,7 @@ func (c *Cacher) CurrentRevision(ctx context.Context) (int64, error) {
 // own history still covers them. Whatever compacts etcd calls it; the
 // cacher cannot learn of a compaction from etcd's watch.
 func (c *Cacher) Compacted(rev int64) {
-	c.wc.mu.Lock()
-	c.wc.compacted = max(c.wc.compacted, rev)
-	c.wc.mu.Unlock()
+	c.wc.setCompacted(rev)
 }
 
 // Create passes through to the underlying storage; the cache learns of the
@@ -173,7 +162,7 @@ func (c *Cacher) Delete(ctx context.Context, key string, opts storage.DeleteOpti
 
 // inPrefix reports whether key (or prefix) belongs to the cached type.
 func (c *Cacher) inPrefix(key string) bool {
-	return len(key) > len(c.cfg.Prefix) && key[:len(c.cfg.Prefix)] == c.cfg.Prefix || key == c.cfg.Prefix
+	return strings.HasPrefix(key, c.cfg.Prefix)
 }
 
 // Get serves resourceVersion "" from the underlying storage (a consistent
@@ -194,9 +183,7 @@ func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions) (
 		}
 		return nil, err
 	}
-	c.wc.mu.RLock()
-	e, rev := c.wc.getLocked(key), c.wc.rev
-	c.wc.mu.RUnlock()
+	e, rev := c.wc.get(key)
 	if e == nil {
 		return nil, storage.NewError(storage.CodeNotFound, key, rev, nil)
 	}
@@ -214,23 +201,14 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, opts storage.WatchOpt
 	if err != nil {
 		return nil, err
 	}
-	initial := opts.ResourceVersion == "" || rv == 0
-	if opts.SendInitialEvents != nil {
-		initial = *opts.SendInitialEvents
-	}
-	// Initial events end with a bookmark when the client accepts
-	// bookmarks, whether it asked for the initial events or (as
-	// kube-apiserver 1.37 treats an unset or "0" resourceVersion) got them
-	// by default. kube-apiserver requires allowWatchBookmarks with
-	// sendInitialEvents=true, and sends no bookmark without it.
-	initialEnd := initial && opts.AllowBookmarks
+	initial := opts.SendsInitialEvents()
 
 	wait := rv
 	if opts.ResourceVersion == "" {
 		// A consistent start: reach etcd's current revision first.
 		// Without a revision to reach, the cache's state is the best
 		// available.
-		if wait, err = c.consistentRevision(ctx); err != nil && !errors.Is(err, errNoRevision) {
+		if wait, err = c.CurrentRevision(ctx); err != nil && !errors.Is(err, errNoRevision) {
 			return nil, err
 		}
 	}
@@ -252,7 +230,7 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, opts storage.WatchOpt
 		result:         make(chan storage.Event, c.cfg.WatcherBuffer),
 		ctx:            wctx,
 		cancel:         cancel,
-		initialEnd:     initialEnd,
+		initialEnd:     opts.SendsInitialEventsEnd(),
 		clock:          c.cfg.Clock,
 		allowBookmarks: opts.AllowBookmarks,
 		interval:       c.cfg.BookmarkInterval,
@@ -261,26 +239,12 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, opts storage.WatchOpt
 		w.deadline = dl
 	}
 
-	c.wc.mu.RLock()
-	w.startRev = c.wc.rev
-	switch {
-	case initial:
-		w.initObjs = c.wc.snapshotLocked(prefix)
-	case rv == 0:
-		// No initial events and no revision: start from now.
-	default:
-		var ok bool
-		if w.initEvents, ok = c.wc.eventsAfterLocked(rv, &w.filter); !ok {
-			floor := c.wc.oldestWatchLocked()
-			c.wc.mu.RUnlock()
-			stopAfter()
-			cancel()
-			return newErrWatcher(storage.NewError(storage.CodeCompacted, prefix, floor,
-				fmt.Errorf("too old resource version: %d (%d)", rv, floor))), nil
-		}
+	if oldest, ok := c.wc.register(w, prefix, initial, rv, c.d.add); !ok {
+		stopAfter()
+		cancel()
+		return newErrWatcher(storage.NewError(storage.CodeCompacted, prefix, oldest,
+			fmt.Errorf("too old resource version: %d (%d)", rv, oldest))), nil
 	}
-	c.d.add(w)
-	c.wc.mu.RUnlock()
 
 	c.wg.Go(func() {
 		defer stopAfter()
@@ -305,41 +269,4 @@ func (c *Cacher) waitFresh(ctx context.Context, rev int64, key string) error {
 	return c.wc.waitUntil(ctx, rev, c.cfg.FreshnessTimeout, key, poke)
 }
 
-// consistentRevision returns etcd's current revision, which a consistent
-// read must reach. It fails when the underlying storage cannot tell.
-func (c *Cacher) consistentRevision(ctx context.Context) (int64, error) {
-	rr, ok := c.underlying.(storage.RevisionReader)
-	if !ok {
-		return 0, errNoRevision
-	}
-	return rr.CurrentRevision(ctx)
-}
-
 var errNoRevision = errors.New("cacher: the underlying storage cannot report its revision")
-
-// snapshotLocked returns the cached entries under prefix (or at the exact
-// key prefix names), in key order.
-func (wc *watchCache) snapshotLocked(prefix string) []*entry {
-	if prefix != "" && prefix[len(prefix)-1] != '/' {
-		if e := wc.byKey[prefix]; e != nil {
-			return []*entry{e}
-		}
-		return nil
-	}
-	lo, hi := wc.prefixRangeLocked(prefix)
-	return slices.Clone(wc.sorted[lo:hi])
-}
-
-// prefixRangeLocked returns the bounds of the keys under prefix in sorted.
-// Keys sharing a prefix are contiguous, so two binary searches find them.
-func (wc *watchCache) prefixRangeLocked(prefix string) (lo, hi int) {
-	lo, _ = slices.BinarySearchFunc(wc.sorted, prefix, compareEntryKey)
-	hi = lo + sort.Search(len(wc.sorted)-lo, func(i int) bool {
-		return !hasPrefix(wc.sorted[lo+i].obj.Key, prefix)
-	})
-	return lo, hi
-}
-
-func hasPrefix(s, prefix string) bool {
-	return len(s) >= len(prefix) && s[:len(prefix)] == prefix
-}

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"iter"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -26,9 +28,10 @@ type watchCache struct {
 	clock   Clock
 	dynamic bool // the history grows while it holds under eventFreshDuration
 
-	// mu protects every field below. Lock order: mu, then dispatcher.mu
-	// (a new watcher is snapshotted under mu and registered with the
-	// dispatcher before mu is released). Nothing blocks while holding mu.
+	// mu protects every field below. Only watchCache's own methods take
+	// it. Lock order: mu, then dispatcher.mu (register snapshots a new
+	// watcher under mu and registers it with the dispatcher before mu is
+	// released). Nothing blocks while holding mu.
 	mu sync.RWMutex
 	// byKey and sorted index the same entries: by key, and in key order.
 	byKey  map[string]*entry
@@ -241,6 +244,86 @@ func (wc *watchCache) revision() int64 {
 	return wc.rev
 }
 
+// current returns the revision the cache reflects and a channel that is
+// closed when it next advances.
+func (wc *watchCache) current() (rev int64, changed <-chan struct{}) {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	return wc.rev, wc.revChanged
+}
+
+// stats returns the cache's part of a Cacher's Stats.
+func (wc *watchCache) stats() Stats {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	return Stats{
+		Revision:        wc.rev,
+		Objects:         len(wc.byKey),
+		History:         wc.history.Len(),
+		HistoryCapacity: wc.history.Cap(),
+	}
+}
+
+// setCompacted records that the underlying storage no longer serves
+// revisions before rev (see Cacher.Compacted).
+func (wc *watchCache) setCompacted(rev int64) {
+	wc.mu.Lock()
+	defer wc.mu.Unlock()
+	wc.compacted = max(wc.compacted, rev)
+}
+
+// get returns the cached object at key (nil if there is none) and the
+// revision the cache reflects.
+func (wc *watchCache) get(key string) (*entry, int64) {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	return wc.byKey[key], wc.rev
+}
+
+// register sets where the new watcher w starts and hands it to add (the
+// dispatcher's), under mu, so that no event is lost or repeated between
+// w's start and its registration: w starts at the cache's revision with
+// the objects under prefix when initial; else with the history events
+// after rv, or, for rv 0, with nothing. When history no longer reaches
+// back to rv it registers nothing and reports false with the oldest
+// revision a watch can start from.
+func (wc *watchCache) register(w *cacheWatcher, prefix string, initial bool, rv int64, add func(*cacheWatcher)) (oldest int64, ok bool) {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	w.startRev = wc.rev
+	switch {
+	case initial:
+		w.initObjs = wc.snapshotLocked(prefix)
+	case rv == 0:
+		// No initial events and no revision: start from now.
+	default:
+		if w.initEvents, ok = wc.eventsAfterLocked(rv, &w.filter); !ok {
+			return wc.oldestWatchLocked(), false
+		}
+	}
+	add(w)
+	return 0, true
+}
+
+// list returns a page of the objects under prefix as the cache holds them
+// now (see listLocked).
+func (wc *watchCache) list(prefix string, opts storage.ListOptions) *storage.List {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	return wc.listLocked(prefix, prefix, wc.rev, opts)
+}
+
+// listAt returns the page of the objects under prefix at exactly rev,
+// starting at key from, or nil when the cache cannot reconstruct rev.
+func (wc *watchCache) listAt(prefix, from string, rev int64, opts storage.ListOptions) *storage.List {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	if !wc.servesAtLocked(rev) {
+		return nil
+	}
+	return wc.listLocked(prefix, from, rev, opts)
+}
+
 // waitUntil blocks until the cache reflects at least rev, ctx is done, or
 // timeout passes; the timeout yields a TooLargeResourceVersion error
 // naming key. While it waits it calls poke (if not nil) at once and then
@@ -249,9 +332,7 @@ func (wc *watchCache) revision() int64 {
 func (wc *watchCache) waitUntil(ctx context.Context, rev int64, timeout time.Duration, key string, poke func()) error {
 	var deadline, nextPoke <-chan time.Time
 	for {
-		wc.mu.RLock()
-		cur, changed := wc.rev, wc.revChanged
-		wc.mu.RUnlock()
+		cur, changed := wc.current()
 		if cur >= rev && cur > 0 {
 			return nil
 		}
@@ -305,7 +386,138 @@ func (wc *watchCache) servesAtLocked(rev int64) bool {
 	return rev >= wc.floor && rev >= wc.compacted && rev <= wc.rev
 }
 
-// getLocked returns the cached object at key, or nil.
-func (wc *watchCache) getLocked(key string) *entry {
-	return wc.byKey[key]
+// snapshotLocked returns the cached entries under prefix (or at the exact
+// key prefix names), in key order.
+func (wc *watchCache) snapshotLocked(prefix string) []*entry {
+	if prefix != "" && prefix[len(prefix)-1] != '/' {
+		if e := wc.byKey[prefix]; e != nil {
+			return []*entry{e}
+		}
+		return nil
+	}
+	lo, hi := wc.prefixRangeLocked(prefix)
+	return slices.Clone(wc.sorted[lo:hi])
+}
+
+// prefixRangeLocked returns the bounds of the keys under prefix in sorted.
+// Keys sharing a prefix are contiguous, so two binary searches find them.
+func (wc *watchCache) prefixRangeLocked(prefix string) (lo, hi int) {
+	lo, _ = slices.BinarySearchFunc(wc.sorted, prefix, compareEntryKey)
+	hi = lo + sort.Search(len(wc.sorted)-lo, func(i int) bool {
+		return !strings.HasPrefix(wc.sorted[lo+i].obj.Key, prefix)
+	})
+	return lo, hi
+}
+
+// listLocked builds one page of the objects under prefix at revision rev
+// (floor <= rev <= c.rev), starting at key from, filtered by the
+// predicate. Items are the cached objects themselves.
+func (wc *watchCache) listLocked(prefix, from string, rev int64, opts storage.ListOptions) *storage.List {
+	pred := opts.Predicate
+	all := pred.Empty()
+	limit := int(opts.Limit)
+	l := &storage.List{Revision: rev, Items: []*storage.Object{}}
+	var last string
+	var more bool
+	var remaining int64
+	for e := range wc.entriesLocked(prefix, from, rev) {
+		if !all && !pred.Matches(e.attrs) {
+			continue
+		}
+		if limit > 0 && len(l.Items) == limit {
+			more = true
+			if !all {
+				break
+			}
+			remaining++
+			continue
+		}
+		if cap(l.Items) == 0 {
+			l.Items = make([]*storage.Object, 0, wc.sizeHintLocked(prefix, limit))
+		}
+		l.Items = append(l.Items, e.obj)
+		last = e.obj.Key
+	}
+	if more {
+		// The next page starts just after the last key returned.
+		tok, err := storage.EncodeContinue(last+"\x00", prefix, rev)
+		if err == nil {
+			l.Continue = tok
+		}
+		if all {
+			l.RemainingItemCount = &remaining
+		}
+	}
+	return l
+}
+
+// sizeHintLocked guesses the length of a page: the objects under prefix,
+// at most limit.
+func (wc *watchCache) sizeHintLocked(prefix string, limit int) int {
+	lo, hi := wc.prefixRangeLocked(prefix)
+	if limit > 0 {
+		return min(limit, hi-lo+1)
+	}
+	return hi - lo + 1
+}
+
+// entriesLocked yields, in key order, the entries under prefix with keys
+// at or after from, as they were at revision rev. For rev below the
+// current revision it undoes the later events: the first event after rev
+// for a key holds the key's state at rev (its previous object, or nothing
+// if it was created after rev).
+func (wc *watchCache) entriesLocked(prefix, from string, rev int64) iter.Seq[*entry] {
+	lo, hi := wc.prefixRangeLocked(prefix)
+	if from > prefix {
+		i, _ := slices.BinarySearchFunc(wc.sorted[lo:hi], from, compareEntryKey)
+		lo += i
+	}
+	cur := wc.sorted[lo:hi]
+	if rev >= wc.rev {
+		return slices.Values(cur)
+	}
+	overlay := map[string]*entry{}
+	for _, e := range wc.history.AscendFrom(rev + 1) {
+		if !strings.HasPrefix(e.key, prefix) || e.key < from {
+			continue
+		}
+		if _, seen := overlay[e.key]; seen {
+			continue
+		}
+		var then *entry
+		if e.prev != nil {
+			then = &entry{obj: e.prev, attrs: e.prevAttrs}
+		}
+		overlay[e.key] = then
+	}
+	// Keys that existed at rev but do not now.
+	var gone []*entry
+	for k, e := range overlay {
+		if e != nil && wc.byKey[k] == nil {
+			gone = append(gone, e)
+		}
+	}
+	slices.SortFunc(gone, func(a, b *entry) int { return strings.Compare(a.obj.Key, b.obj.Key) })
+	return func(yield func(*entry) bool) {
+		i, j := 0, 0
+		for i < len(cur) || j < len(gone) {
+			var e *entry
+			if j == len(gone) || (i < len(cur) && cur[i].obj.Key < gone[j].obj.Key) {
+				e = cur[i]
+				i++
+				if then, ok := overlay[e.obj.Key]; ok {
+					if then == nil {
+						continue
+					}
+					e = then
+				}
+			} else {
+				e = gone[j]
+				j++
+			}
+			if !yield(e) {
+				return
+			}
+		}
+	}
 }

@@ -19,54 +19,30 @@ const maxPageSize = 10000
 // List implements storage.Interface.
 //
 // Which revision it reads, as kube-apiserver does: a continue token's
-// revision; else for ResourceVersionMatch Exact, and for a paged list with
-// resourceVersion N and no match (the legacy rule), revision N; else the
-// latest, which must be at least resourceVersion N when one is given. A
-// paged list pins every later page to its first page's revision. With a
-// selector, the store keeps reading (doubling the page size, up to
-// maxPageSize) until it has Limit matching items or the range is done.
+// revision; else revision N when opts.Exact; else the latest, which must
+// be at least resourceVersion N when one is given. A paged list pins
+// every later page to its first page's revision. With a selector, the
+// store keeps reading (doubling the page size, up to maxPageSize) until it
+// has Limit matching items or the range is done.
 func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOptions) (*storage.List, error) {
 	if !strings.HasSuffix(prefix, "/") {
 		return nil, storage.NewError(storage.CodeInvalid, prefix, 0, errors.New("etcd3: list prefix must end in /"))
 	}
-	minRev, err := parseRV(prefix, opts.ResourceVersion)
-	if err != nil {
+	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	minRev, _ := storage.ParseResourceVersion(opts.ResourceVersion) // valid: Validate parsed it
 	fromKey := prefix
 	var readRev int64 // 0: latest, then pinned to the first read
 	switch {
 	case opts.Continue != "":
-		if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
-			return nil, storage.NewError(storage.CodeInvalid, prefix, 0,
-				errors.New("etcd3: specifying resource version is not allowed when using continue"))
-		}
-		fromKey, readRev, err = storage.DecodeContinue(opts.Continue, prefix)
-		if err != nil {
+		var err error
+		if fromKey, readRev, err = storage.DecodeContinue(opts.Continue, prefix); err != nil {
 			return nil, err
 		}
 		minRev = 0
-	default:
-		switch opts.ResourceVersionMatch {
-		case "":
-			if opts.Limit > 0 && minRev > 0 {
-				readRev = minRev
-			}
-		case storage.MatchNotOlderThan:
-			if opts.ResourceVersion == "" {
-				return nil, storage.NewError(storage.CodeInvalid, prefix, 0,
-					errors.New("etcd3: resourceVersionMatch is forbidden unless resourceVersion is provided"))
-			}
-		case storage.MatchExact:
-			if minRev == 0 {
-				return nil, storage.NewError(storage.CodeInvalid, prefix, 0,
-					errors.New("etcd3: resourceVersionMatch Exact needs a resourceVersion other than 0"))
-			}
-			readRev = minRev
-		default:
-			return nil, storage.NewError(storage.CodeInvalid, prefix, 0,
-				fmt.Errorf("etcd3: unknown resourceVersionMatch %q", opts.ResourceVersionMatch))
-		}
+	case opts.Exact():
+		readRev = minRev
 	}
 
 	rangeEnd := clientv3.GetPrefixRangeEnd(prefix)

@@ -67,13 +67,19 @@ func New(cfg Config) *Store {
 	return s
 }
 
+// CurrentRevision implements storage.RevisionReader with the package's
+// CurrentRevision.
+func (s *Store) CurrentRevision(ctx context.Context) (int64, error) {
+	return CurrentRevision(ctx, s.client)
+}
+
 // CurrentRevision returns etcd's current revision, read linearizably, so
 // it is at least the revision of every write that completed before the
 // call.
-func (s *Store) CurrentRevision(ctx context.Context) (int64, error) {
+func CurrentRevision(ctx context.Context, client *clientv3.Client) (int64, error) {
 	// Any single-key read carries the header revision; this key holds
 	// nothing, and CountOnly keeps the reply empty either way.
-	resp, err := s.client.Get(ctx, "/", clientv3.WithCountOnly())
+	resp, err := client.Get(ctx, "/", clientv3.WithCountOnly())
 	if err != nil {
 		return 0, etcdError("", "read current revision", err)
 	}

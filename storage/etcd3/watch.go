@@ -20,29 +20,24 @@ const watchBufferSize = 100
 
 // Watch implements storage.Interface.
 //
-// Where it starts: with initial events (resourceVersion "" or "0", unless
-// SendInitialEvents is false; or SendInitialEvents true with any
-// resourceVersion) it reads the current objects at revision R, sends them
-// as Added (a Bookmark with InitialEventsEnd and revision R follows when
-// SendInitialEvents is true) and then the changes after R. With
-// resourceVersion N it sends the changes after N; with SendInitialEvents
-// false and no resourceVersion, the changes after the current revision.
+// Where it starts: with initial events (opts.SendsInitialEvents) it reads
+// the current objects at revision R, sends them as Added (then, when
+// opts.SendsInitialEventsEnd, a Bookmark with InitialEventsEnd and
+// revision R) and then the changes after R. Without, it sends the changes
+// after resourceVersion N, or after the current revision for none.
 //
 // A watch whose revision has been compacted delivers one ErrorEvent with a
 // Compacted error carrying the compact revision, then closes; so does any
 // other failure, with the error it had. Progress notifications from etcd
 // (periodic, or after RequestProgress) arrive as Bookmarks when
-// opts.ProgressNotify is set (see RequestProgress). opts.AllowBookmarks is
-// left to the cacher.
+// opts.ProgressNotify is set (see RequestProgress). The periodic
+// bookmarks opts.AllowBookmarks asks for are left to the cacher.
 func (s *Store) Watch(ctx context.Context, prefix string, opts storage.WatchOptions) (storage.Watcher, error) {
 	rv, err := parseRV(prefix, opts.ResourceVersion)
 	if err != nil {
 		return nil, err
 	}
-	initial := rv == 0
-	if opts.SendInitialEvents != nil {
-		initial = *opts.SendInitialEvents
-	}
+	initial := opts.SendsInitialEvents()
 	startRev := rv // events after startRev
 	if !initial && rv == 0 {
 		// Pin the start now, so that every change after Watch returns
@@ -126,7 +121,7 @@ func (w *watcher) run() {
 		}
 	}
 	var delivered int64
-	if w.opts.SendInitialEvents != nil && *w.opts.SendInitialEvents {
+	if w.opts.SendsInitialEventsEnd() {
 		ev := storage.Event{Type: storage.Bookmark, Object: &storage.Object{Revision: startRev}, InitialEventsEnd: true}
 		if !w.send(ev) {
 			return

@@ -302,9 +302,6 @@ func waitFor(ctx context.Context, timeout time.Duration, cond func() bool) bool 
 	}
 }
 
-// itoa formats a resourceVersion.
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
 // serverConfig is the configuration every scenario's server starts from:
 // miniapi's defaults, logs discarded.
 func serverConfig() server.Config { return server.Config{} }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,7 +42,7 @@ type miniapiTarget struct {
 func (t *miniapiTarget) name() string { return "miniapi" }
 
 func (t *miniapiTarget) watchURL(from int64) string {
-	return t.m.collectionURL(benchNS) + "?watch=true&resourceVersion=" + itoa(from)
+	return t.m.collectionURL(benchNS) + "?watch=true&resourceVersion=" + strconv.FormatInt(from, 10)
 }
 
 func (t *miniapiTarget) write(ctx context.Context, c *http.Client, i int) (int64, error) {
