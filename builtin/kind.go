@@ -272,10 +272,10 @@ func (k *kind) HasStatus() bool { return k.r.status != nil }
 // Subresources lists the kind's subresources other than status and scale.
 func (k *kind) Subresources() []registry.Subresource { return k.r.subresources() }
 
-// TypeConverter returns the kind's merge schema: Kubernetes' own, as
-// client-go ships it.
+// TypeConverter returns the kind's merge schema: Kubernetes' own, built
+// from its definitions as kube-apiserver builds it.
 func (k *kind) TypeConverter() (fieldmanager.TypeConverter, error) {
-	return fieldmanager.Builtin()
+	return mergeSchema()
 }
 
 // Attrs returns the labels and the fields kube's GetAttrs function for

@@ -13,10 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/kubernetes/pkg/apis/core"
-	"k8s.io/kubernetes/pkg/cluster/ports"
 	"k8s.io/kubernetes/pkg/probe"
 	"k8s.io/kubernetes/pkg/registry/core/componentstatus"
-	kubeschedulerconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 )
 
 // The core group's two resources kube-apiserver serves without storing
@@ -120,13 +118,23 @@ func controlPlane(etcdHealth func(context.Context) error) func() map[string]comp
 	return func() map[string]componentstatus.Server {
 		return map[string]componentstatus.Server{
 			"controller-manager": &componentstatus.HttpServer{EnableHTTPS: true, TLSConfig: &tls.Config{InsecureSkipVerify: true},
-				Addr: "127.0.0.1", Port: ports.KubeControllerManagerPort, Path: "/healthz"},
+				Addr: "127.0.0.1", Port: kubeControllerManagerPort, Path: "/healthz"},
 			"scheduler": &componentstatus.HttpServer{EnableHTTPS: true, TLSConfig: &tls.Config{InsecureSkipVerify: true},
-				Addr: "127.0.0.1", Port: kubeschedulerconfig.DefaultKubeSchedulerPort, Path: "/healthz"},
+				Addr: "127.0.0.1", Port: kubeSchedulerPort, Path: "/healthz"},
 			"etcd-0": etcdServer{etcdHealth},
 		}
 	}
 }
+
+// The default secure ports of kube-controller-manager and kube-scheduler
+// (k8s.io/kubernetes/pkg/cluster/ports.KubeControllerManagerPort and the
+// scheduler config's DefaultKubeSchedulerPort), which kube-apiserver
+// probes. Importing those packages would link kube's whole generic
+// apiserver and scheduler configuration for two numbers.
+const (
+	kubeControllerManagerPort = 10257
+	kubeSchedulerPort         = 10259
+)
 
 // etcdServer probes miniapi's etcd, embedded or not.
 type etcdServer struct {

@@ -35,10 +35,7 @@ func benchConfigMap(b *testing.B, value string) *api.Object {
 
 func benchManager(b *testing.B) *Manager {
 	b.Helper()
-	tc, err := Builtin()
-	if err != nil {
-		b.Fatal(err)
-	}
+	tc := builtinForTest(b)
 	m, err := New(Config{Kind: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, TypeConverter: tc})
 	if err != nil {
 		b.Fatal(err)

@@ -76,10 +76,7 @@ func TestManagerName(t *testing.T) {
 }
 
 func TestBuiltinSchemas(t *testing.T) {
-	tc, err := Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tc := builtinForTest(t)
 	crd := schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
 	m, err := New(Config{Kind: crd, TypeConverter: tc, HasStatus: true})
 	if err != nil {

@@ -5,57 +5,34 @@ import (
 	"fmt"
 	"sync"
 
-	corev1 "k8s.io/api/core/v1"
-	aev1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	aeapply "k8s.io/apiextensions-apiserver/pkg/client/applyconfiguration"
-	aeopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/managedfields"
-	"k8s.io/client-go/applyconfigurations"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/kube-openapi/pkg/validation/spec"
-	"sigs.k8s.io/structured-merge-diff/v6/typed"
+	generatedopenapi "k8s.io/kubernetes/pkg/generated/openapi"
 )
 
-// Builtin returns the merge schema of the built-in types miniapi serves:
-// the structured-merge-diff schema client-go ships for k8s.io/api (every
-// group kube-apiserver serves) and the one apiextensions-apiserver
-// ships for CustomResourceDefinition — the schemas kube-apiserver merges
-// these types with. The runtime.Scheme here only maps a kind to its
-// schema's type name; objects never pass through it. client-go parses its
-// schema once per process, on the first conversion of one of its types
-// (~80 ms, ~30 MB), so a server whose first writes are to CRDs does not
-// pay it then.
-func Builtin() (TypeConverter, error) {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, aev1.AddToScheme} {
-		if err := add(s); err != nil {
-			return nil, fmt.Errorf("fieldmanager: build scheme: %w", err)
-		}
+// ForModels returns the merge schema of built-in kinds from their
+// OpenAPI models: Kubernetes' own definitions of them, with their list and
+// map types, as kube-apiserver builds its merge schema from the same
+// definitions. newObject creates an empty object of a kind (its Go type):
+// a create is compared with it, as kube-apiserver compares one. Building
+// the schema costs tens of milliseconds and megabytes: callers build it
+// once, when first needed.
+func ForModels(models map[string]*spec.Schema, newObject func(schema.GroupVersionKind) (runtime.Object, error)) (TypeConverter, error) {
+	tc, err := managedfields.NewTypeConverter(models, false)
+	if err != nil {
+		return nil, fmt.Errorf("fieldmanager: built-in merge schema: %w", err)
 	}
-	return &builtinConverter{
-		scheme:        s,
-		k8s:           sync.OnceValue(func() TypeConverter { return applyconfigurations.NewTypeConverter(s) }),
-		apiextensions: sync.OnceValue(func() TypeConverter { return aeapply.NewTypeConverter(s) }),
-	}, nil
+	return &builtinConverter{TypeConverter: tc, newObject: newObject}, nil
 }
 
-// ParseBuiltin parses client-go's schema now, for a caller that knows a
-// write to a built-in type is coming and can overlap the parse with
-// other work.
-func ParseBuiltin() {
-	s := runtime.NewScheme()
-	_ = corev1.AddToScheme(s)
-	_ = applyconfigurations.NewTypeConverter(s)
-}
-
-// builtinConverter picks the schema by group: client-go's schema does not
-// describe apiextensions.k8s.io.
+// builtinConverter is the merge schema of the built-in kinds, which also
+// knows their empty objects.
 type builtinConverter struct {
-	scheme             *runtime.Scheme
-	k8s, apiextensions func() TypeConverter
+	TypeConverter
+	newObject func(schema.GroupVersionKind) (runtime.Object, error)
 	// empties caches emptyObject's answer by kind: every create needs it.
 	empties sync.Map // schema.GroupVersionKind → map[string]any
 }
@@ -69,7 +46,7 @@ func (c *builtinConverter) emptyObject(gvk schema.GroupVersionKind) (map[string]
 	if m, ok := c.empties.Load(gvk); ok {
 		return runtime.DeepCopyJSON(m.(map[string]any)), nil
 	}
-	obj, err := c.scheme.New(gvk)
+	obj, err := c.newObject(gvk)
 	if err != nil {
 		return nil, fmt.Errorf("fieldmanager: %s: %w", gvk, err)
 	}
@@ -84,23 +61,6 @@ func (c *builtinConverter) emptyObject(gvk schema.GroupVersionKind) (map[string]
 	m["apiVersion"], m["kind"] = gvk.GroupVersion().String(), gvk.Kind
 	c.empties.Store(gvk, m)
 	return runtime.DeepCopyJSON(m), nil
-}
-
-func (c *builtinConverter) pick(gvk schema.GroupVersionKind) TypeConverter {
-	if gvk.Group == aev1.GroupName {
-		return c.apiextensions()
-	}
-	return c.k8s()
-}
-
-func (c *builtinConverter) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
-	return c.pick(obj.GetObjectKind().GroupVersionKind()).ObjectToTyped(obj, opts...)
-}
-
-func (c *builtinConverter) TypedToObject(v *typed.TypedValue) (runtime.Object, error) {
-	// Both schemas turn typed values back into the same unstructured
-	// form; the apiextensions one is the cheaper to load.
-	return c.apiextensions().TypedToObject(v)
 }
 
 // ForSchema returns the merge schema of a custom type from the OpenAPI v3
@@ -177,7 +137,7 @@ func ForScale() (TypeConverter, error) {
 // to: the shared metadata types, autoscaling/v1 Scale.
 func generatedModels(roots ...string) map[string]*spec.Schema {
 	ref := func(name string) spec.Ref { return spec.MustCreateRef(refPrefix + name) }
-	defs := aeopenapi.GetOpenAPIDefinitions(ref)
+	defs := generatedopenapi.GetOpenAPIDefinitions(ref)
 	models := map[string]*spec.Schema{}
 	var add func(name string)
 	add = func(name string) {

@@ -21,7 +21,6 @@ import (
 	"github.com/miniapi/miniapi/controllers"
 	"github.com/miniapi/miniapi/endpoints"
 	"github.com/miniapi/miniapi/endpoints/handlers"
-	"github.com/miniapi/miniapi/fieldmanager"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
 	"github.com/miniapi/miniapi/storage/cacher"
@@ -134,7 +133,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if freshDataDir(cfg) {
 		go func() {
 			defer close(warmed)
-			fieldmanager.ParseBuiltin()
+			builtin.ParseMergeSchema()
 		}()
 	} else {
 		close(warmed)

@@ -10,10 +10,17 @@ import (
 	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/storage"
 	"github.com/miniapi/miniapi/storage/etcd3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
-	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	networkinginformers "k8s.io/client-go/informers/networking/v1"
 	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	networkingv1client "k8s.io/client-go/kubernetes/typed/networking/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	networkinglisters "k8s.io/client-go/listers/networking/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/kubernetes/pkg/controlplane/controller/defaultservicecidr"
 	"k8s.io/kubernetes/pkg/controlplane/controller/kubernetesservice"
 	"k8s.io/kubernetes/pkg/controlplane/reconcilers"
@@ -74,18 +81,13 @@ func (s *Server) startServices(ctx context.Context, svcs *builtin.Services, cfg 
 	if err != nil {
 		return err
 	}
-	client, err := kubernetes.NewForConfig(&rest.Config{Host: s.url, UserAgent: "kube-apiserver", QPS: -1})
+	client, err := newLoopbackClient(&rest.Config{Host: s.url, UserAgent: "kube-apiserver", QPS: -1})
 	if err != nil {
-		return fmt.Errorf("server: loopback client: %w", err)
+		return err
 	}
-	factory := informers.NewSharedInformerFactory(client, 0)
-	serviceCIDRs := factory.Networking().V1().ServiceCIDRs()
-	ipAddresses := factory.Networking().V1().IPAddresses()
-	services := factory.Core().V1().Services()
-	// Informers are registered before the factory starts.
-	serviceCIDRs.Informer()
-	ipAddresses.Informer()
-	services.Informer()
+	serviceCIDRs := serviceCIDRInformer{networkinginformers.NewServiceCIDRInformer(client, 0, cache.Indexers{})}
+	ipAddresses := ipAddressInformer{networkinginformers.NewIPAddressInformer(client, 0, cache.Indexers{})}
+	services := serviceInformer{coreinformers.NewServiceInformer(client, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})}
 
 	serviceIP, err := netutils.GetIndexedIP(&cidr, 1)
 	if err != nil {
@@ -105,10 +107,11 @@ func (s *Server) startServices(ctx context.Context, svcs *builtin.Services, cfg 
 		PublicServicePort:  port,
 	}, client, services)
 
+	for _, inf := range []cache.SharedIndexInformer{serviceCIDRs.inf, ipAddresses.inf, services.inf} {
+		s.background.Go(func() { inf.RunWithContext(ctx) })
+	}
 	s.background.Go(func() {
 		defer svcs.Destroy()
-		defer factory.Shutdown()
-		factory.Start(ctx.Done())
 		// Blocks until the default ServiceCIDR exists.
 		defaultservicecidr.NewController(cidr, net.IPNet{}, client).Start(ctx)
 		if err := svcs.Start(ctx, client.NetworkingV1(), serviceCIDRs, ipAddresses); err != nil {
@@ -119,4 +122,56 @@ func (s *Server) startServices(ctx context.Context, svcs *builtin.Services, cfg 
 		<-ctx.Done()
 	})
 	return nil
+}
+
+// loopbackClient is the kubernetes.Interface kube's Service controllers
+// get: a client of the server's own API for the two groups they use.
+// Building the full clientset would link a client (and an informer) for
+// every group of every version, tens of megabytes, for nothing.
+type loopbackClient struct {
+	// The embedded interface is nil: only CoreV1 and NetworkingV1 are
+	// served, the only groups these controllers call.
+	kubernetes.Interface
+	core       corev1client.CoreV1Interface
+	networking networkingv1client.NetworkingV1Interface
+}
+
+func newLoopbackClient(cfg *rest.Config) (*loopbackClient, error) {
+	core, err := corev1client.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("server: loopback client: %w", err)
+	}
+	networking, err := networkingv1client.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("server: loopback client: %w", err)
+	}
+	return &loopbackClient{core: core, networking: networking}, nil
+}
+
+// CoreV1 is the core group's client.
+func (c *loopbackClient) CoreV1() corev1client.CoreV1Interface { return c.core }
+
+// NetworkingV1 is networking.k8s.io/v1's client.
+func (c *loopbackClient) NetworkingV1() networkingv1client.NetworkingV1Interface { return c.networking }
+
+// The informers kube's Service allocator and controllers take, over
+// informers of their own (a shared informer factory would, again, link
+// every group).
+type (
+	serviceCIDRInformer struct{ inf cache.SharedIndexInformer }
+	ipAddressInformer   struct{ inf cache.SharedIndexInformer }
+	serviceInformer     struct{ inf cache.SharedIndexInformer }
+)
+
+func (i serviceCIDRInformer) Informer() cache.SharedIndexInformer { return i.inf }
+func (i serviceCIDRInformer) Lister() networkinglisters.ServiceCIDRLister {
+	return networkinglisters.NewServiceCIDRLister(i.inf.GetIndexer())
+}
+func (i ipAddressInformer) Informer() cache.SharedIndexInformer { return i.inf }
+func (i ipAddressInformer) Lister() networkinglisters.IPAddressLister {
+	return networkinglisters.NewIPAddressLister(i.inf.GetIndexer())
+}
+func (i serviceInformer) Informer() cache.SharedIndexInformer { return i.inf }
+func (i serviceInformer) Lister() corelisters.ServiceLister {
+	return corelisters.NewServiceLister(i.inf.GetIndexer())
 }
