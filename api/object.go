@@ -20,6 +20,42 @@ type Object struct {
 	// Fields holds the top-level fields other than apiVersion, kind and
 	// metadata, by name.
 	Fields map[string]json.RawMessage
+
+	// decoded is a strategy's Go form of Fields (SetDecoded).
+	decoded *decodedFields
+}
+
+// decodedFields is a decoded form of an Object's Fields with the values
+// it was decoded from.
+type decodedFields struct {
+	fields map[string]json.RawMessage
+	value  any
+}
+
+// SetDecoded records v as the decoded form of o's Fields as they are
+// now, so the strategy that decoded them can take it back (TakeDecoded)
+// instead of decoding the same bytes again.
+func (o *Object) SetDecoded(v any) {
+	o.decoded = &decodedFields{fields: maps.Clone(o.Fields), value: v}
+}
+
+// TakeDecoded returns what SetDecoded recorded and forgets it, or nil
+// when o's Fields have changed since: a field added, removed or given
+// other bytes (values are replaced, never written in place) makes it
+// stale. The caller owns the value it gets.
+func (o *Object) TakeDecoded() any {
+	d := o.decoded
+	o.decoded = nil
+	if d == nil || len(d.fields) != len(o.Fields) {
+		return nil
+	}
+	for k, v := range o.Fields {
+		w, ok := d.fields[k]
+		if !ok || len(v) != len(w) || (len(v) > 0 && &v[0] != &w[0]) {
+			return nil
+		}
+	}
+	return d.value
 }
 
 // MarshalJSON writes apiVersion, kind and metadata first, then the other

@@ -147,3 +147,35 @@ func TestDeepCopySharesNothing(t *testing.T) {
 		t.Fatalf("changing the copy changed the original:\n%s\n%s", after, before)
 	}
 }
+
+// TestTakeDecoded checks a remembered decoded form is handed back only
+// while the object's fields are the ones it was decoded from, and once.
+func TestTakeDecoded(t *testing.T) {
+	fresh := func() *Object {
+		return &Object{Fields: map[string]json.RawMessage{"spec": json.RawMessage(`{"a":1}`), "status": json.RawMessage(`{}`)}}
+	}
+	for name, c := range map[string]struct {
+		change func(*Object)
+		want   bool
+	}{
+		"unchanged":        {func(*Object) {}, true},
+		"metadata changed": {func(o *Object) { o.Metadata.Name = "x" }, true},
+		"struct copied":    {func(o *Object) { c := *o; *o = c }, true},
+		"field replaced":   {func(o *Object) { o.Fields["spec"] = json.RawMessage(`{"a":1}`) }, false},
+		"field removed":    {func(o *Object) { delete(o.Fields, "status") }, false},
+		"field added":      {func(o *Object) { o.Fields["data"] = json.RawMessage(`1`) }, false},
+		"deep copied":      {func(o *Object) { *o = *o.DeepCopy() }, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := fresh()
+			o.SetDecoded("typed")
+			c.change(o)
+			if got := o.TakeDecoded() != nil; got != c.want {
+				t.Fatalf("TakeDecoded returned a value: %v, want %v", got, c.want)
+			}
+			if o.TakeDecoded() != nil {
+				t.Fatal("a second TakeDecoded returned the value again")
+			}
+		})
+	}
+}

@@ -16,7 +16,7 @@ import (
 
 // newRegistry serves every built-in kind over a fresh embedded etcd, as
 // the server does (without caches: reads go to etcd).
-func newRegistry(t *testing.T) *registry.Registry {
+func newRegistry(t testing.TB) *registry.Registry {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs etcd")
@@ -41,7 +41,7 @@ func newRegistry(t *testing.T) *registry.Registry {
 	return reg
 }
 
-func storeFor(t *testing.T, reg *registry.Registry, group, version, plural string) *registry.Store {
+func storeFor(t testing.TB, reg *registry.Registry, group, version, plural string) *registry.Store {
 	t.Helper()
 	res, ok := reg.Snapshot().Lookup(group, version, plural)
 	if !ok {

@@ -119,11 +119,11 @@ func (k *kind) Decode(data []byte) (*api.Object, []string, error) {
 
 // toVersioned decodes the Store's object into the served Go type.
 func (k *kind) toVersioned(obj *api.Object) (runtime.Object, error) {
-	data, err := json.Marshal(obj)
+	v, err := decodeInto(obj, k.newVersioned())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("builtin: decode %s: %w", k.gvk, err)
 	}
-	return k.decodeVersioned(data)
+	return v, nil
 }
 
 // decodeVersioned decodes stored JSON into the served Go type.
@@ -171,15 +171,11 @@ func (k *kind) fromVersioned(v runtime.Object) (*api.Object, error) {
 
 // encodeVersioned encodes a served-version object as the Store's object.
 func (k *kind) encodeVersioned(v runtime.Object) (*api.Object, error) {
-	data, err := json.Marshal(v)
+	out, err := objectOf(v)
 	if err != nil {
 		return nil, fmt.Errorf("builtin: encode %s: %w", k.gvk, err)
 	}
-	var out api.Object
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, fmt.Errorf("builtin: decode %s: %w", k.gvk, err)
-	}
-	return &out, nil
+	return out, nil
 }
 
 // requestContext is the context kube's strategies expect of a request:
