@@ -69,6 +69,10 @@ type config struct {
 	// Create: client concurrencies and how long each is measured.
 	Concurrency    []int
 	CreateDuration time.Duration
+	// KindsObjects, KindsClients and KindsWatchers size the kinds
+	// scenario: objects created per kind, by that many clients, watched
+	// by that many watchers.
+	KindsObjects, KindsClients, KindsWatchers int
 
 	// Startup: timed starts per case, and the loaded data directory's
 	// objects and extra types.
@@ -108,7 +112,7 @@ func (cfg config) profile(name string) (stop func()) {
 }
 
 // allScenarios is every scenario in run order.
-var allScenarios = []string{"fanout", "writepath", "list", "memory", "create", "startup"}
+var allScenarios = []string{"fanout", "writepath", "list", "memory", "create", "kinds", "startup"}
 
 // defaultConfig is the full run: a few minutes on 2 cores.
 func defaultConfig() config {
@@ -135,6 +139,9 @@ func defaultConfig() config {
 		MemWatchers:       1000,
 		Concurrency:       []int{1, 16, 64},
 		CreateDuration:    3 * time.Second,
+		KindsObjects:      2000,
+		KindsClients:      16,
+		KindsWatchers:     100,
 		StartupRuns:       20,
 		StartupObjects:    10000,
 		StartupTypes:      20,
@@ -158,6 +165,7 @@ func quickConfig() config {
 	c.MemObjects = 2000
 	c.MemWatchers = 200
 	c.CreateDuration = 500 * time.Millisecond
+	c.KindsObjects, c.KindsWatchers = 200, 10
 	c.StartupRuns = 5
 	c.StartupObjects = 2000
 	return c
@@ -306,6 +314,8 @@ func run(ctx context.Context, cfg config) (*Report, error) {
 			rep.Memory, err = runMemory(ctx, cfg)
 		case "create":
 			rep.Create, err = runCreate(ctx, cfg)
+		case "kinds":
+			rep.Kinds, err = runKinds(ctx, cfg)
 		case "startup":
 			rep.Startup, err = runStartup(ctx, cfg)
 		}

@@ -25,6 +25,7 @@ type Report struct {
 	List      *ListResult      `json:"list,omitempty"`
 	Memory    *MemoryResult    `json:"memory,omitempty"`
 	Create    *CreateResult    `json:"create,omitempty"`
+	Kinds     *KindsResult     `json:"kinds,omitempty"`
 	Startup   *StartupResult   `json:"startup,omitempty"`
 	Errors    []string         `json:"errors,omitempty"`
 }
@@ -225,6 +226,28 @@ func (r *Report) summarize(cfg config) {
 			})
 		}
 	}
+	if k := r.Kinds; k != nil && len(k.Rows) > 0 {
+		base := k.Rows[0] // ConfigMaps
+		for _, row := range k.Rows[1:] {
+			r.Summary = append(r.Summary,
+				Row{
+					Scenario: "kinds", Case: row.Kind + ": creates/s", Value: row.CreatesPerSec, Unit: "creates/s",
+					Baseline: "ConfigMap creates", BaselineValue: base.CreatesPerSec,
+					Ratio: row.CreatesPerSec / base.CreatesPerSec, RatioName: "kind/ConfigMap",
+					Note: fmt.Sprintf("%d clients; per-write CPU of kube's rules: go test -bench BenchmarkCreateRules ./builtin", k.Clients),
+				},
+				Row{
+					Scenario: "kinds", Case: fmt.Sprintf("%s: list %d from cache", row.Kind, k.Objects), Value: row.ListMs, Unit: "ms",
+					Baseline: "ConfigMap list", BaselineValue: base.ListMs,
+					Ratio: row.ListMs / base.ListMs, RatioName: "kind/ConfigMap",
+					Note: fmt.Sprintf("%d B per %s, %d B per ConfigMap", row.ObjectBytes, row.Kind, base.ObjectBytes),
+				},
+				Row{
+					Scenario: "kinds", Case: fmt.Sprintf("%s: watch lag, %d watchers", row.Kind, k.Watchers), Value: row.WatchLagMs, Unit: "ms",
+					Baseline: "ConfigMap watch lag", BaselineValue: base.WatchLagMs,
+				})
+		}
+	}
 	r.summarizeStartup()
 }
 
@@ -344,6 +367,15 @@ func (r *Report) writeTable(out io.Writer) {
 		for _, row := range c.Rows {
 			fmt.Fprintf(tw, "%d\t%.0f\t%.2f/%.2f\t%.0f\t%.0f\t%.0f\t%.0f%%\t\n", row.Clients, row.CreatesPerSec, row.CPU.Self, row.CPU.Machine,
 				row.StoreCreatesPerSec, row.EtcdPutsPerSec, row.HTTPFloorPerSec, 100*row.Ratio)
+		}
+		tw.Flush()
+	}
+	if k := r.Kinds; k != nil {
+		fmt.Fprintf(out, "\nkinds detail (%d objects per kind, %d clients, %d watchers)\n", k.Objects, k.Clients, k.Watchers)
+		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "kind\tbytes\tcreates/s\tcores self/machine\twatch lag ms\tlist ms\t")
+		for _, row := range k.Rows {
+			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2f/%.2f\t%.1f\t%.1f\t\n", row.Kind, row.ObjectBytes, row.CreatesPerSec, row.CPU.Self, row.CPU.Machine, row.WatchLagMs, row.ListMs)
 		}
 		tw.Flush()
 	}
