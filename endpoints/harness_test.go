@@ -17,6 +17,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
+// cms is the ConfigMap collection of namespace ns1.
+const cms = "/api/v1/namespaces/ns1/configmaps"
+
 // widgetType is a resources-file style type with a status subresource and
 // a selectable field, served beside the built-ins in these tests.
 var widgetType = registry.Type{

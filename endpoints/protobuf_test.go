@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -370,31 +369,4 @@ func (f *fixture) rawWatch(t *testing.T, path string, headers ...string) *http.R
 		resp.Body.Close()
 	})
 	return resp
-}
-
-func TestMetadataClientProtobufCustomType(t *testing.T) {
-	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
-	f.must(201, "POST", "/apis/example.com/v1/namespaces/ns1/widgets", map[string]any{"metadata": map[string]any{"name": "w", "labels": map[string]any{"a": "b"}}})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	// The metadata client asks for protobuf PartialObjectMetadata first;
-	// kube-apiserver serves that even for custom resources.
-	r := f.do("GET", "/apis/example.com/v1/namespaces/ns1/widgets/w", nil, "Accept",
-		"application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json")
-	if r.code != 200 || r.header.Get("Content-Type") != protobufMedia {
-		t.Fatalf("protobuf PartialObjectMetadata of a widget: %d %s", r.code, r.header.Get("Content-Type"))
-	}
-	c := f.metadataClient().Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}).Namespace("ns1")
-	got, err := c.Get(ctx, "w", metav1.GetOptions{})
-	if err != nil || got.Name != "w" || got.Labels["a"] != "b" {
-		t.Fatalf("get = %+v, %v", got, err)
-	}
-	l, err := c.List(ctx, metav1.ListOptions{})
-	if err != nil || len(l.Items) != 1 || l.Items[0].Name != "w" {
-		t.Fatalf("list = %+v, %v", l, err)
-	}
-	if _, err := c.Get(ctx, "missing", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Fatalf("get missing: %v, want NotFound", err)
-	}
 }

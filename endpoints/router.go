@@ -90,7 +90,7 @@ func New(cfg Config) http.Handler {
 
 // resource resolves a resource path and hands it to the handlers.
 func (s *server) resource(w http.ResponseWriter, r *http.Request, group, version, rest string) {
-	info, ok := parseResourcePath(group, version, rest)
+	info, ok := handlers.ParseResourcePath(group, version, rest)
 	if !ok {
 		s.notFound(w, r)
 		return

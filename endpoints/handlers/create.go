@@ -39,7 +39,7 @@ func (q *request) readWrite(optionsKind string) (out output, p writeParams, body
 	if !ok {
 		return out, p, body, false
 	}
-	j, strict, err := bodyToJSON(q.r, raw)
+	j, strict, err := bodyToJSON(q.r, q.t, raw)
 	if err != nil {
 		q.fail(err)
 		return out, p, body, false
@@ -50,7 +50,7 @@ func (q *request) readWrite(optionsKind string) (out output, p writeParams, body
 // readBody negotiates the answer, reads the write options (patchType is
 // the media type of a patch, "" otherwise) and reads the raw body.
 func (q *request) readBody(optionsKind, patchType string) (out output, p writeParams, body []byte, ok bool) {
-	return q.readBodyAs(negotiateOutput, optionsKind, patchType)
+	return q.readBodyAs(func(r *http.Request) (output, error) { return negotiateOutput(r, q.t) }, optionsKind, patchType)
 }
 
 // readBodyAs is readBody with the answer negotiated by negotiate (a

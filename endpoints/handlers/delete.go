@@ -67,7 +67,7 @@ func (q *request) deleteCollection() {
 // readDelete negotiates the answer and reads the delete options; it
 // answers errors itself and reports false when the request is done.
 func (q *request) readDelete() (output, deleteRequest, bool) {
-	out, err := negotiateOutput(q.r)
+	out, err := negotiateOutput(q.r, q.t)
 	var opts deleteRequest
 	if err == nil {
 		opts, err = q.deleteOptions()
@@ -89,7 +89,7 @@ func (q *request) deleteOptions() (deleteRequest, error) {
 		return deleteRequest{}, err
 	}
 	if len(bytes.TrimSpace(body)) > 0 {
-		j, _, err := bodyToJSON(q.r, body)
+		j, _, err := bodyToJSON(q.r, q.t, body)
 		if err != nil {
 			return deleteRequest{}, err
 		}

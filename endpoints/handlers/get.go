@@ -8,7 +8,7 @@ import (
 
 // get answers GET on an object (or its /status).
 func (q *request) get() {
-	out, err := negotiateOutput(q.r)
+	out, err := negotiateOutput(q.r, q.t)
 	if err != nil {
 		q.fail(err)
 		return

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/registry"
+	"github.com/miniapi/miniapi/storage"
 )
 
 // DefaultMaxBodyBytes is kube-apiserver's limit on request bodies (3 MiB).
@@ -98,7 +100,6 @@ func (h *Handler) ServeResource(w http.ResponseWriter, r *http.Request, info Req
 	if t.DeprecationWarning != "" {
 		api.AddWarning(r.Context(), t.DeprecationWarning)
 	}
-	r = withResourceType(r, t)
 	watch := info.Watch || (info.Name == "" && r.Method == http.MethodGet && isWatch(r))
 	if !watch {
 		// Watches end by timeoutSeconds; any other request may be bounded
@@ -133,9 +134,32 @@ type request struct {
 	w     http.ResponseWriter
 	r     *http.Request
 	info  RequestInfo
-	store *registry.Store
+	store resourceStore
 	t     *registry.Type
 }
+
+// resourceStore is what the handlers ask of a resource's store: each
+// verb, given the request's options, answering stored objects. The
+// registry's Store is one; the handlers depend on nothing else of it.
+type resourceStore interface {
+	Get(ctx context.Context, ns, name, resourceVersion string) (*storage.Object, error)
+	List(ctx context.Context, ns string, opts registry.ListOptions) (*storage.List, error)
+	Watch(ctx context.Context, ns string, opts registry.WatchOptions) (storage.Watcher, error)
+	Create(ctx context.Context, ns string, body []byte, opts registry.CreateOptions) (*storage.Object, error)
+	Update(ctx context.Context, ns, name string, body []byte, opts registry.UpdateOptions) (*storage.Object, error)
+	Patch(ctx context.Context, ns, name, patchType string, patch []byte, opts registry.UpdateOptions) (*storage.Object, error)
+	Apply(ctx context.Context, ns, name string, patch []byte, opts registry.ApplyOptions) (*storage.Object, bool, error)
+	Delete(ctx context.Context, ns, name string, opts registry.DeleteOptions) (*storage.Object, bool, error)
+	DeleteCollection(ctx context.Context, ns string, list registry.ListOptions, opts registry.DeleteOptions) ([]*storage.Object, error)
+	GetScale(ctx context.Context, ns, name, resourceVersion string) (*registry.Scale, error)
+	UpdateScale(ctx context.Context, ns, name string, sc *registry.Scale, opts registry.UpdateOptions) (*registry.Scale, error)
+	PatchScale(ctx context.Context, ns, name, patchType string, patch []byte, opts registry.UpdateOptions) (*registry.Scale, error)
+	ApplyScale(ctx context.Context, ns, name string, patch []byte, opts registry.ApplyOptions) (*registry.Scale, error)
+	CreateSubresource(ctx context.Context, subresource, ns, name string, body []byte, opts registry.CreateOptions) ([]byte, error)
+	Connect(ctx context.Context, method string, req registry.ConnectRequest) (io.ReadCloser, error)
+}
+
+var _ resourceStore = (*registry.Store)(nil)
 
 func (q *request) fail(err error) {
 	if errors.Is(q.r.Context().Err(), context.DeadlineExceeded) {

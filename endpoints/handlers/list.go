@@ -15,7 +15,7 @@ import (
 
 // list answers GET on a collection.
 func (q *request) list() {
-	out, err := negotiateOutput(q.r)
+	out, err := negotiateOutput(q.r, q.t)
 	if err != nil {
 		q.fail(err)
 		return

@@ -3,7 +3,6 @@ package handlers
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -63,8 +62,8 @@ func (o output) asAPIVersion() string { return api.MetaGroup + "/" + o.asVersion
 // as JSON or YAML; protobuf is producible for built-in kinds and for
 // PartialObjectMetadata of any kind. Anything else is skipped, and
 // nothing producible is 406.
-func negotiateOutput(r *http.Request) (output, error) {
-	proto := servesProtobuf(resourceType(r))
+func negotiateOutput(r *http.Request, t *registry.Type) (output, error) {
+	proto := servesProtobuf(t)
 	out, ok := negotiate(r, func(mt, as string) bool {
 		switch {
 		case mt == mediaProtobuf:
@@ -368,8 +367,7 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 // are 415, as in kube-apiserver. strict lists what the conversion lost
 // that a strict decoder reports: duplicate keys in a YAML body, which
 // JSON cannot hold.
-func bodyToJSON(r *http.Request, body []byte) (j []byte, strict []string, err error) {
-	t := resourceType(r)
+func bodyToJSON(r *http.Request, t *registry.Type, body []byte) (j []byte, strict []string, err error) {
 	proto := servesProtobuf(t)
 	ct := r.Header.Get("Content-Type")
 	mt := mediaJSON
@@ -415,21 +413,4 @@ func yamlStrictErrors(msg string) []string {
 		}
 	}
 	return out
-}
-
-// resourceTypeKey is the context key of the resource type a request
-// addresses.
-type resourceTypeKey struct{}
-
-// withResourceType records the type a request addresses, so negotiation
-// (including writeError's, which sees only the request) knows whether it
-// is served in protobuf.
-func withResourceType(r *http.Request, t *registry.Type) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), resourceTypeKey{}, t))
-}
-
-// resourceType returns the type recorded by withResourceType, or nil.
-func resourceType(r *http.Request) *registry.Type {
-	t, _ := r.Context().Value(resourceTypeKey{}).(*registry.Type)
-	return t
 }

@@ -65,10 +65,7 @@ func TestNegotiateOutput(t *testing.T) {
 			if tc.accept != "" {
 				r.Header.Set("Accept", tc.accept)
 			}
-			if tc.t != nil {
-				r = withResourceType(r, tc.t)
-			}
-			out, err := negotiateOutput(r)
+			out, err := negotiateOutput(r, tc.t)
 			if tc.want == "" {
 				if err == nil {
 					t.Fatalf("got %s, want 406", out.mediaType)

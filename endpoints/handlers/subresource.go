@@ -13,8 +13,7 @@ import (
 // of its own kind acting on its parent (a pod's binding or eviction): the
 // kind's strategy serves it and answers the object to return.
 func (q *request) createSubresource() {
-	c, ok := q.t.Strategy.(registry.SubresourceCreater)
-	if !ok {
+	if _, ok := q.t.Strategy.(registry.SubresourceCreater); !ok {
 		q.notAllowed()
 		return
 	}
@@ -22,7 +21,7 @@ func (q *request) createSubresource() {
 	if !ok {
 		return
 	}
-	data, err := c.CreateSubresource(q.r.Context(), q.store, q.info.Subresource, q.info.Namespace, q.info.Name, body.json,
+	data, err := q.store.CreateSubresource(q.r.Context(), q.info.Subresource, q.info.Namespace, q.info.Name, body.json,
 		registry.CreateOptions{DryRun: p.dryRun, FieldManager: p.manager, FieldValidation: p.fieldValidation, BodyErrors: body.strict})
 	if err != nil {
 		q.fail(err)
@@ -44,12 +43,11 @@ func (q *request) connect(sr registry.Subresource) {
 		q.notAllowed()
 		return
 	}
-	c, ok := q.t.Strategy.(registry.Connecter)
-	if !ok {
+	if _, ok := q.t.Strategy.(registry.Connecter); !ok {
 		q.notAllowed()
 		return
 	}
-	stream, err := c.Connect(q.r.Context(), q.store, registry.ConnectRequest{
+	stream, err := q.store.Connect(q.r.Context(), q.r.Method, registry.ConnectRequest{
 		Subresource: sr.Name, Namespace: q.info.Namespace, Name: q.info.Name, Path: q.info.SubPath, Query: q.r.URL.Query(),
 	})
 	if err != nil {
@@ -94,7 +92,7 @@ func (q *request) virtual(watch bool) {
 		q.notAllowed()
 		return
 	}
-	out, err := negotiateOutput(q.r)
+	out, err := negotiateOutput(q.r, q.t)
 	if err != nil {
 		q.fail(err)
 		return

@@ -24,7 +24,7 @@ func (q *request) watch() {
 		q.notAllowed()
 		return
 	}
-	out, err := negotiateOutput(q.r)
+	out, err := negotiateOutput(q.r, q.t)
 	if err != nil {
 		q.fail(err)
 		return

@@ -1,4 +1,4 @@
-package endpoints
+package handlers
 
 import (
 	"bufio"
@@ -80,7 +80,7 @@ func TestTableBuiltin(t *testing.T) {
 	if name["type"] != "string" || name["format"] != "name" || name["priority"] != 0.0 || name["description"] == "" {
 		t.Fatalf("Name column = %v", name)
 	}
-	if field(tbl, "metadata.resourceVersion") == nil {
+	if fieldAt(tbl, "metadata.resourceVersion") == nil {
 		t.Fatalf("no list resourceVersion: %v", tbl["metadata"])
 	}
 	rs := rows(t, tbl)
@@ -100,7 +100,7 @@ func TestTableBuiltin(t *testing.T) {
 		}
 		obj := r["object"].(map[string]any)
 		if obj["kind"] != "PartialObjectMetadata" || obj["apiVersion"] != "meta.k8s.io/v1" ||
-			field(obj, "metadata.name") != cells[0] || field(obj, "metadata.labels.app") != cells[0] {
+			fieldAt(obj, "metadata.name") != cells[0] || fieldAt(obj, "metadata.labels.app") != cells[0] {
 			t.Fatalf("row object = %v", obj)
 		}
 		if _, ok := obj["data"]; ok {
@@ -121,7 +121,7 @@ func TestTableBuiltin(t *testing.T) {
 	cm := f.must(200, "GET", cms+"/b", nil)
 	one := f.must(200, "GET", cms+"/b", nil, "Accept", "application/json;as=Table;v=v1beta1;g=meta.k8s.io")
 	if one["apiVersion"] != "meta.k8s.io/v1beta1" || len(rows(t, one)) != 1 ||
-		field(one, "metadata.resourceVersion") != field(cm, "metadata.resourceVersion") {
+		fieldAt(one, "metadata.resourceVersion") != fieldAt(cm, "metadata.resourceVersion") {
 		t.Fatalf("one-object table = %v", one)
 	}
 	if po := rows(t, one)[0]["object"].(map[string]any); po["apiVersion"] != "meta.k8s.io/v1beta1" {
@@ -130,7 +130,7 @@ func TestTableBuiltin(t *testing.T) {
 
 	// Pages keep their continue token and remaining count.
 	page := f.must(200, "GET", cms+"?limit=2", nil, "Accept", kubectlTable)
-	if len(rows(t, page)) != 2 || field(page, "metadata.continue") == nil || field(page, "metadata.remainingItemCount") != 1.0 {
+	if len(rows(t, page)) != 2 || fieldAt(page, "metadata.continue") == nil || fieldAt(page, "metadata.remainingItemCount") != 1.0 {
 		t.Fatalf("page = %v", page["metadata"])
 	}
 	// Selectors apply as to any list.
@@ -156,7 +156,7 @@ func TestTableIncludeObject(t *testing.T) {
 	}
 	whole := f.must(200, "GET", cms+"?includeObject=Object", nil, "Accept", kubectlTable)
 	obj := rows(t, whole)[0]["object"].(map[string]any)
-	if obj["kind"] != "ConfigMap" || obj["apiVersion"] != "v1" || field(obj, "data.k") != "v" {
+	if obj["kind"] != "ConfigMap" || obj["apiVersion"] != "v1" || fieldAt(obj, "data.k") != "v" {
 		t.Fatalf("includeObject=Object row object = %v", obj)
 	}
 	meta := f.must(200, "GET", cms+"?includeObject=Metadata", nil, "Accept", kubectlTable)
@@ -278,7 +278,7 @@ func TestTableWatch(t *testing.T) {
 	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
 	// As kubectl get -w: list, then watch from the list's revision.
 	list := f.must(200, "GET", cms, nil, "Accept", kubectlTable)
-	next, resp := f.watchStream(cms+"?watch=true&resourceVersion="+field(list, "metadata.resourceVersion").(string), "Accept", kubectlTable)
+	next, resp := f.watchStream(cms+"?watch=true&resourceVersion="+fieldAt(list, "metadata.resourceVersion").(string), "Accept", kubectlTable)
 	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 		t.Fatalf("Content-Type = %q", ct)
 	}
@@ -306,7 +306,7 @@ func TestTableWatch(t *testing.T) {
 			t.Fatalf("later frame has columnDefinitions %v", cd)
 		}
 		rs := rows(t, tbl)
-		if len(rs) != 1 || rs[0]["cells"].([]any)[0] != want.name || field(tbl, "metadata.resourceVersion") == nil {
+		if len(rs) != 1 || rs[0]["cells"].([]any)[0] != want.name || fieldAt(tbl, "metadata.resourceVersion") == nil {
 			t.Fatalf("%s table = %v", want.typ, tbl)
 		}
 	}

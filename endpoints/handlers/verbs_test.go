@@ -1,4 +1,4 @@
-package endpoints
+package handlers
 
 import (
 	"context"
@@ -18,17 +18,17 @@ func TestCreateSetsServerMetadata(t *testing.T) {
 	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
 	got := f.must(201, "POST", cms, configMap("a", nil, map[string]string{"k": "v"}))
 	for _, path := range []string{"metadata.uid", "metadata.resourceVersion", "metadata.creationTimestamp"} {
-		if s, _ := field(got, path).(string); s == "" {
+		if s, _ := fieldAt(got, path).(string); s == "" {
 			t.Errorf("%s not set: %v", path, got)
 		}
 	}
 	// As in kube-apiserver, a ConfigMap has no generation.
-	if field(got, "metadata.generation") != nil || field(got, "metadata.namespace") != "ns1" {
+	if fieldAt(got, "metadata.generation") != nil || fieldAt(got, "metadata.namespace") != "ns1" {
 		t.Errorf("generation/namespace wrong: %v", got["metadata"])
 	}
 	read := f.must(200, "GET", cms+"/a", nil)
-	if field(read, "metadata.resourceVersion") != field(got, "metadata.resourceVersion") {
-		t.Errorf("get RV %v != create RV %v", field(read, "metadata.resourceVersion"), field(got, "metadata.resourceVersion"))
+	if fieldAt(read, "metadata.resourceVersion") != fieldAt(got, "metadata.resourceVersion") {
+		t.Errorf("get RV %v != create RV %v", fieldAt(read, "metadata.resourceVersion"), fieldAt(got, "metadata.resourceVersion"))
 	}
 	f.status(f.do("POST", cms, configMap("a", nil, nil)), 409, "AlreadyExists")
 }
@@ -60,7 +60,7 @@ func TestCreateValidation(t *testing.T) {
 	f := newFixture(t)
 	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
 	st := f.status(f.do("POST", cms, configMap("Bad_Name", map[string]string{"bad key!": "v"}, nil)), 422, "Invalid")
-	causes := field(st, "details.causes").([]any)
+	causes := fieldAt(st, "details.causes").([]any)
 	fields := map[string]bool{}
 	for _, c := range causes {
 		fields[c.(map[string]any)["field"].(string)] = true
@@ -85,7 +85,7 @@ func TestGenerateName(t *testing.T) {
 	seen := map[string]bool{}
 	for i := 0; i < 5; i++ {
 		got := f.must(201, "POST", cms, map[string]any{"metadata": map[string]any{"generateName": "gen-"}})
-		name := field(got, "metadata.name").(string)
+		name := fieldAt(got, "metadata.name").(string)
 		if !strings.HasPrefix(name, "gen-") || len(name) != len("gen-")+5 || seen[name] {
 			t.Fatalf("generated name %q", name)
 		}
@@ -97,27 +97,27 @@ func TestUpdateSemantics(t *testing.T) {
 	f := newFixture(t)
 	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
 	created := f.must(201, "POST", cms, configMap("a", nil, map[string]string{"k": "v1"}))
-	rv := field(created, "metadata.resourceVersion").(string)
+	rv := fieldAt(created, "metadata.resourceVersion").(string)
 
 	// A no-op update writes nothing and keeps the resourceVersion.
 	same := f.must(200, "PUT", cms+"/a", created)
-	if field(same, "metadata.resourceVersion") != rv {
-		t.Fatalf("no-op update moved RV %s -> %v", rv, field(same, "metadata.resourceVersion"))
+	if fieldAt(same, "metadata.resourceVersion") != rv {
+		t.Fatalf("no-op update moved RV %s -> %v", rv, fieldAt(same, "metadata.resourceVersion"))
 	}
 
 	changed := configMap("a", nil, map[string]string{"k": "v2"})
 	changed["metadata"].(map[string]any)["resourceVersion"] = rv
 	updated := f.must(200, "PUT", cms+"/a", changed)
-	if field(updated, "metadata.resourceVersion") == rv || field(updated, "metadata.generation") != nil {
+	if fieldAt(updated, "metadata.resourceVersion") == rv || fieldAt(updated, "metadata.generation") != nil {
 		t.Fatalf("update did not move RV, or gave a ConfigMap a generation: %v", updated["metadata"])
 	}
-	if field(updated, "metadata.uid") != field(created, "metadata.uid") || field(updated, "metadata.creationTimestamp") != field(created, "metadata.creationTimestamp") {
+	if fieldAt(updated, "metadata.uid") != fieldAt(created, "metadata.uid") || fieldAt(updated, "metadata.creationTimestamp") != fieldAt(created, "metadata.creationTimestamp") {
 		t.Fatalf("update lost uid or creationTimestamp: %v", updated["metadata"])
 	}
 
 	// Stale resourceVersion: 409, and the stored object is untouched.
 	f.status(f.do("PUT", cms+"/a", changed), 409, "Conflict")
-	if got := f.must(200, "GET", cms+"/a", nil); field(got, "data.k") != "v2" {
+	if got := f.must(200, "GET", cms+"/a", nil); fieldAt(got, "data.k") != "v2" {
 		t.Fatalf("stored data changed by a rejected update: %v", got)
 	}
 	// Unconditional update (no resourceVersion) succeeds.
@@ -135,15 +135,15 @@ func TestPatchTypes(t *testing.T) {
 	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
 	f.must(201, "POST", cms, configMap("a", map[string]string{"app": "x"}, map[string]string{"k": "v"}))
 	got := f.must(200, "PATCH", cms+"/a", `{"data":{"k2":"v2"}}`, "Content-Type", "application/merge-patch+json")
-	if field(got, "data.k") != "v" || field(got, "data.k2") != "v2" {
+	if fieldAt(got, "data.k") != "v" || fieldAt(got, "data.k2") != "v2" {
 		t.Fatalf("merge patch: %v", got["data"])
 	}
 	got = f.must(200, "PATCH", cms+"/a", `[{"op":"remove","path":"/data/k"},{"op":"add","path":"/metadata/labels/tier","value":"web"}]`, "Content-Type", "application/json-patch+json")
-	if field(got, "data.k") != nil || field(got, "metadata.labels.tier") != "web" {
+	if fieldAt(got, "data.k") != nil || fieldAt(got, "metadata.labels.tier") != "web" {
 		t.Fatalf("json patch: %v", got)
 	}
 	got = f.must(200, "PATCH", cms+"/a", `{"data":{"k3":"v3"}}`, "Content-Type", "application/strategic-merge-patch+json")
-	if field(got, "data.k3") != "v3" || field(got, "data.k2") != "v2" {
+	if fieldAt(got, "data.k3") != "v3" || fieldAt(got, "data.k2") != "v2" {
 		t.Fatalf("strategic merge patch: %v", got["data"])
 	}
 	before := f.must(200, "GET", cms+"/a", nil)
@@ -153,7 +153,7 @@ func TestPatchTypes(t *testing.T) {
 	f.status(f.do("PATCH", cms+"/a", `{}`, "Content-Type", "text/plain"), 415, "UnsupportedMediaType")
 	f.status(f.do("PATCH", cms+"/missing", `{}`, "Content-Type", "application/merge-patch+json"), 404, "NotFound")
 	after := f.must(200, "GET", cms+"/a", nil)
-	if field(after, "metadata.resourceVersion") != field(before, "metadata.resourceVersion") {
+	if fieldAt(after, "metadata.resourceVersion") != fieldAt(before, "metadata.resourceVersion") {
 		t.Fatal("a rejected patch changed the object")
 	}
 	// Strategic merge is refused for types without a patch strategy.
@@ -170,8 +170,8 @@ func TestDeleteAndPreconditions(t *testing.T) {
 	f.status(f.do("DELETE", cms+"/a", `{"propagationPolicy":"Sideways"}`), 422, "Invalid")
 	f.must(200, "DELETE", cms+"/a?dryRun=All", nil)
 	f.must(200, "GET", cms+"/a", nil)
-	got := f.must(200, "DELETE", cms+"/a", fmt.Sprintf(`{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background","preconditions":{"uid":%q}}`, field(created, "metadata.uid")))
-	if field(got, "metadata.name") != "a" {
+	got := f.must(200, "DELETE", cms+"/a", fmt.Sprintf(`{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background","preconditions":{"uid":%q}}`, fieldAt(created, "metadata.uid")))
+	if fieldAt(got, "metadata.name") != "a" {
 		t.Fatalf("delete did not return the object: %v", got)
 	}
 	f.status(f.do("GET", cms+"/a", nil), 404, "NotFound")
@@ -187,7 +187,7 @@ func TestDeleteWithFinalizers(t *testing.T) {
 	// kube-apiserver answers 200 while finalizers keep the object, and 202
 	// only when orphanDependents=false asked for cascading deletion.
 	marked := f.must(200, "DELETE", cms+"/a", nil)
-	if field(marked, "metadata.deletionTimestamp") == nil || field(marked, "metadata.deletionGracePeriodSeconds") != 0.0 {
+	if fieldAt(marked, "metadata.deletionTimestamp") == nil || fieldAt(marked, "metadata.deletionGracePeriodSeconds") != 0.0 {
 		t.Fatalf("not marked for deletion: %v", marked["metadata"])
 	}
 	f.must(202, "DELETE", cms+"/a?orphanDependents=false", nil)
@@ -208,11 +208,11 @@ func TestStatusSubresource(t *testing.T) {
 	}
 	f.must(200, "PUT", w+"/w/status", map[string]any{"metadata": map[string]any{"name": "w"}, "status": map[string]any{"ready": true}})
 	st := f.must(200, "PATCH", w+"/w/status", `{"status":{"ready":false},"spec":{"size":9}}`, "Content-Type", "application/merge-patch+json")
-	if field(st, "status.ready") != false || field(st, "spec.size") != 1.0 || field(st, "metadata.generation") != 1.0 {
+	if fieldAt(st, "status.ready") != false || fieldAt(st, "spec.size") != 1.0 || fieldAt(st, "metadata.generation") != 1.0 {
 		t.Fatalf("status patch changed more than status: %v", st)
 	}
 	main := f.must(200, "PATCH", w+"/w", `{"status":{"ready":true},"spec":{"size":2}}`, "Content-Type", "application/merge-patch+json")
-	if field(main, "status.ready") != false || field(main, "spec.size") != 2.0 || field(main, "metadata.generation") != 2.0 {
+	if fieldAt(main, "status.ready") != false || fieldAt(main, "spec.size") != 2.0 || fieldAt(main, "metadata.generation") != 2.0 {
 		t.Fatalf("main patch: %v", main)
 	}
 	f.must(200, "GET", w+"/w/status", nil)
@@ -227,7 +227,7 @@ func TestDryRun(t *testing.T) {
 	f.must(201, "POST", cms, configMap("a", nil, map[string]string{"k": "v"}))
 	f.must(200, "PUT", cms+"/a?dryRun=All", configMap("a", nil, map[string]string{"k": "dry"}))
 	f.must(200, "PATCH", cms+"/a?dryRun=All", `{"data":{"k":"dry"}}`, "Content-Type", "application/merge-patch+json")
-	if got := f.must(200, "GET", cms+"/a", nil); field(got, "data.k") != "v" {
+	if got := f.must(200, "GET", cms+"/a", nil); fieldAt(got, "data.k") != "v" {
 		t.Fatalf("dry run wrote: %v", got)
 	}
 	f.status(f.do("POST", cms+"?dryRun=Some", configMap("b", nil, nil)), 422, "Invalid")
@@ -249,7 +249,7 @@ func TestListSelectorsAndPagination(t *testing.T) {
 	names := func(l map[string]any) []string {
 		var out []string
 		for _, it := range l["items"].([]any) {
-			out = append(out, field(it.(map[string]any), "metadata.name").(string))
+			out = append(out, fieldAt(it.(map[string]any), "metadata.name").(string))
 		}
 		return out
 	}
@@ -257,7 +257,7 @@ func TestListSelectorsAndPagination(t *testing.T) {
 	if got := strings.Join(names(l), ","); got != "cm1,cm3,cm5" {
 		t.Fatalf("label selector: %s", got)
 	}
-	if l["kind"] != "ConfigMapList" || l["apiVersion"] != "v1" || field(l, "metadata.resourceVersion") == "" {
+	if l["kind"] != "ConfigMapList" || l["apiVersion"] != "v1" || fieldAt(l, "metadata.resourceVersion") == "" {
 		t.Fatalf("list envelope: %v", l)
 	}
 	l = f.must(200, "GET", cms+"?labelSelector=tier+notin+(db),tier", nil)
@@ -286,13 +286,13 @@ func TestListSelectorsAndPagination(t *testing.T) {
 		page := f.must(200, "GET", path, nil)
 		pages++
 		all = append(all, names(page)...)
-		c, _ := field(page, "metadata.continue").(string)
+		c, _ := fieldAt(page, "metadata.continue").(string)
 		if c == "" {
 			break
 		}
 		if pages == 1 {
-			if field(page, "metadata.remainingItemCount") != 4.0 {
-				t.Fatalf("remainingItemCount = %v", field(page, "metadata.remainingItemCount"))
+			if fieldAt(page, "metadata.remainingItemCount") != 4.0 {
+				t.Fatalf("remainingItemCount = %v", fieldAt(page, "metadata.remainingItemCount"))
 			}
 			// A write between pages does not show up: pages are pinned.
 			f.must(201, "POST", cms, configMap("cm9", nil, nil))
@@ -332,7 +332,7 @@ func TestYAMLBothWays(t *testing.T) {
 		t.Fatalf("yaml create: %d %s %s", r.code, r.header.Get("Content-Type"), r.body)
 	}
 	var m map[string]any
-	if err := yaml.Unmarshal(r.body, &m); err != nil || field(m, "data.k") != "v" {
+	if err := yaml.Unmarshal(r.body, &m); err != nil || fieldAt(m, "data.k") != "v" {
 		t.Fatalf("yaml answer: %v %s", err, r.body)
 	}
 	r = f.do("GET", cms+"/missing", nil, "Accept", "application/yaml")
@@ -345,7 +345,7 @@ func TestYAMLBothWays(t *testing.T) {
 	}
 }
 
-func TestNegotiationAndRouting(t *testing.T) {
+func TestNegotiation(t *testing.T) {
 	f := newFixture(t)
 	f.status(f.do("GET", "/api/v1/namespaces", nil, "Accept", "text/html"), 406, "NotAcceptable")
 	// Custom types are JSON-only (protobuf alone: TestProtobufEdges).
@@ -358,22 +358,6 @@ func TestNegotiationAndRouting(t *testing.T) {
 	f.status(f.do("DELETE", "/api/v1/namespaces", nil), 405, "MethodNotAllowed") // no deletecollection on namespaces
 	f.status(f.do("POST", "/api/v1/namespaces/ns1/configmaps/a", configMap("a", nil, nil)), 405, "MethodNotAllowed")
 	f.status(f.do("POST", "/api/v1/namespaces", "x: y", "Content-Type", "text/plain"), 415, "UnsupportedMediaType")
-
-	if r := f.do("GET", "/healthz", nil); r.code != 200 || string(r.body) != "ok" {
-		t.Fatalf("healthz: %d %s", r.code, r.body)
-	}
-	v := f.must(200, "GET", "/version", nil)
-	if v["major"] != "1" || !strings.HasPrefix(v["gitVersion"].(string), "v1.") {
-		t.Fatalf("version: %v", v)
-	}
-	rl := f.must(200, "GET", "/api/v1", nil)
-	if rl["kind"] != "APIResourceList" || rl["groupVersion"] != "v1" {
-		t.Fatalf("discovery: %v", rl)
-	}
-	gl := f.must(200, "GET", "/apis", nil)
-	if !strings.Contains(fmt.Sprint(gl), "coordination.k8s.io") || !strings.Contains(fmt.Sprint(gl), "example.com") {
-		t.Fatalf("group list: %v", gl)
-	}
 }
 
 func TestBodyLimits(t *testing.T) {
@@ -406,9 +390,9 @@ func TestContinueTokenCompacted(t *testing.T) {
 		f.must(201, "POST", cms, configMap(fmt.Sprintf("cm%d", i), nil, nil))
 	}
 	page := f.must(200, "GET", cms+"?limit=1", nil)
-	cont := field(page, "metadata.continue").(string)
+	cont := fieldAt(page, "metadata.continue").(string)
 	last := f.must(201, "POST", cms, configMap("cm9", nil, nil))
-	rv, _ := strconv.ParseInt(field(last, "metadata.resourceVersion").(string), 10, 64)
+	rv, _ := strconv.ParseInt(fieldAt(last, "metadata.resourceVersion").(string), 10, 64)
 	if err := etcd3test.Compact(context.Background(), f.client, rv); err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,11 @@
-package endpoints
+package handlers
 
 import (
 	"context"
 	"testing"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -34,26 +36,26 @@ func TestPartialObjectMetadataHTTP(t *testing.T) {
 	f.must(201, "POST", cms, configMap("b", nil, nil))
 
 	po := f.must(200, "GET", cms+"/a", nil, "Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
-	if po["kind"] != "PartialObjectMetadata" || po["apiVersion"] != "meta.k8s.io/v1" || field(po, "metadata.labels.app") != "x" ||
-		field(po, "metadata.uid") == nil || po["data"] != nil {
+	if po["kind"] != "PartialObjectMetadata" || po["apiVersion"] != "meta.k8s.io/v1" || fieldAt(po, "metadata.labels.app") != "x" ||
+		fieldAt(po, "metadata.uid") == nil || po["data"] != nil {
 		t.Fatalf("PartialObjectMetadata = %v", po)
 	}
 	l := f.must(200, "GET", cms+"?limit=1", nil, "Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1")
 	items := l["items"].([]any)
 	if l["kind"] != "PartialObjectMetadataList" || l["apiVersion"] != "meta.k8s.io/v1beta1" || len(items) != 1 ||
-		field(l, "metadata.continue") == nil || field(l, "metadata.resourceVersion") == nil || field(l, "metadata.remainingItemCount") != 1.0 {
+		fieldAt(l, "metadata.continue") == nil || fieldAt(l, "metadata.resourceVersion") == nil || fieldAt(l, "metadata.remainingItemCount") != 1.0 {
 		t.Fatalf("PartialObjectMetadataList = %v", l)
 	}
-	if it := items[0].(map[string]any); it["kind"] != "PartialObjectMetadata" || it["apiVersion"] != "meta.k8s.io/v1beta1" || field(it, "metadata.name") != "a" {
+	if it := items[0].(map[string]any); it["kind"] != "PartialObjectMetadata" || it["apiVersion"] != "meta.k8s.io/v1beta1" || fieldAt(it, "metadata.name") != "a" {
 		t.Fatalf("list item = %v", it)
 	}
 
-	next, _ := f.watchStream(cms+"?watch=true&resourceVersion="+field(l, "metadata.resourceVersion").(string),
+	next, _ := f.watchStream(cms+"?watch=true&resourceVersion="+fieldAt(l, "metadata.resourceVersion").(string),
 		"Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
 	f.must(200, "PATCH", cms+"/a", `{"metadata":{"labels":{"app":"y"}}}`, "Content-Type", "application/merge-patch+json")
 	ev := next()
 	obj := ev["object"].(map[string]any)
-	if ev["type"] != "MODIFIED" || obj["kind"] != "PartialObjectMetadata" || field(obj, "metadata.labels.app") != "y" {
+	if ev["type"] != "MODIFIED" || obj["kind"] != "PartialObjectMetadata" || fieldAt(obj, "metadata.labels.app") != "y" {
 		t.Fatalf("watch event = %v", ev)
 	}
 }
@@ -169,5 +171,32 @@ func TestMetadataInformer(t *testing.T) {
 	f.must(200, "DELETE", cms+"/b", nil)
 	if e := next(); e != "delete b" {
 		t.Fatalf("event = %q, want delete b", e)
+	}
+}
+
+func TestMetadataClientProtobufCustomType(t *testing.T) {
+	f := newFixture(t)
+	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.must(201, "POST", "/apis/example.com/v1/namespaces/ns1/widgets", map[string]any{"metadata": map[string]any{"name": "w", "labels": map[string]any{"a": "b"}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// The metadata client asks for protobuf PartialObjectMetadata first;
+	// kube-apiserver serves that even for custom resources.
+	r := f.do("GET", "/apis/example.com/v1/namespaces/ns1/widgets/w", nil, "Accept",
+		"application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json")
+	if r.code != 200 || r.header.Get("Content-Type") != mediaProtobuf {
+		t.Fatalf("protobuf PartialObjectMetadata of a widget: %d %s", r.code, r.header.Get("Content-Type"))
+	}
+	c := f.metadataClient().Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}).Namespace("ns1")
+	got, err := c.Get(ctx, "w", metav1.GetOptions{})
+	if err != nil || got.Name != "w" || got.Labels["a"] != "b" {
+		t.Fatalf("get = %+v, %v", got, err)
+	}
+	l, err := c.List(ctx, metav1.ListOptions{})
+	if err != nil || len(l.Items) != 1 || l.Items[0].Name != "w" {
+		t.Fatalf("list = %+v, %v", l, err)
+	}
+	if _, err := c.Get(ctx, "missing", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("get missing: %v, want NotFound", err)
 	}
 }

@@ -1,21 +1,19 @@
-package endpoints
+package handlers
 
 import (
 	"strings"
-
-	"github.com/miniapi/miniapi/endpoints/handlers"
 )
 
 // namespaceSubresources are the subresources of a namespace itself, which
 // kube-apiserver tells apart from resources inside a namespace.
 var namespaceSubresources = map[string]bool{"status": true, "finalize": true}
 
-// parseResourcePath turns the segments after /api/<v>/ or
+// ParseResourcePath turns the segments after /api/<v>/ or
 // /apis/<g>/<v>/ into a RequestInfo, following kube-apiserver's rules:
 // an optional legacy "watch" prefix, then namespaces/<ns>/ and
 // <resource>[/<name>[/<subresource>]].
-func parseResourcePath(group, version, rest string) (handlers.RequestInfo, bool) {
-	info := handlers.RequestInfo{Group: group, Version: version}
+func ParseResourcePath(group, version, rest string) (RequestInfo, bool) {
+	info := RequestInfo{Group: group, Version: version}
 	parts := strings.Split(strings.Trim(rest, "/"), "/")
 	if len(parts) == 0 || parts[0] == "" {
 		return info, false

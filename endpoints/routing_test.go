@@ -1,0 +1,28 @@
+package endpoints
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestRouting checks the router's own paths answer beside the
+// resources.
+func TestRouting(t *testing.T) {
+	f := newFixture(t)
+	if r := f.do("GET", "/healthz", nil); r.code != 200 || string(r.body) != "ok" {
+		t.Fatalf("healthz: %d %s", r.code, r.body)
+	}
+	v := f.must(200, "GET", "/version", nil)
+	if v["major"] != "1" || !strings.HasPrefix(v["gitVersion"].(string), "v1.") {
+		t.Fatalf("version: %v", v)
+	}
+	rl := f.must(200, "GET", "/api/v1", nil)
+	if rl["kind"] != "APIResourceList" || rl["groupVersion"] != "v1" {
+		t.Fatalf("discovery: %v", rl)
+	}
+	gl := f.must(200, "GET", "/apis", nil)
+	if !strings.Contains(fmt.Sprint(gl), "coordination.k8s.io") || !strings.Contains(fmt.Sprint(gl), "example.com") {
+		t.Fatalf("group list: %v", gl)
+	}
+}

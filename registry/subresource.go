@@ -1,0 +1,36 @@
+package registry
+
+import (
+	"context"
+	"io"
+
+	"github.com/miniapi/miniapi/api"
+)
+
+// CreateSubresource serves a POST to a subresource that takes an object
+// of its own kind acting on the named parent (a pod's binding or
+// eviction) through the kind's strategy, answering the object to return.
+// A kind without one answers 405.
+func (s *Store) CreateSubresource(ctx context.Context, subresource, ns, name string, body []byte, opts CreateOptions) ([]byte, error) {
+	c, ok := s.t.Strategy.(SubresourceCreater)
+	if !ok {
+		return nil, s.methodNotAllowed("POST")
+	}
+	return c.CreateSubresource(ctx, s, subresource, ns, name, body, opts)
+}
+
+// Connect serves a request to a streaming subresource (log, exec,
+// proxy) through the kind's strategy. A kind without one answers 405.
+func (s *Store) Connect(ctx context.Context, method string, req ConnectRequest) (io.ReadCloser, error) {
+	c, ok := s.t.Strategy.(Connecter)
+	if !ok {
+		return nil, s.methodNotAllowed(method)
+	}
+	return c.Connect(ctx, s, req)
+}
+
+// methodNotAllowed is kube-apiserver's 405 for a method the resource
+// does not serve.
+func (s *Store) methodNotAllowed(method string) error {
+	return api.NewMethodNotAllowed(s.t.GroupResource(), method)
+}
