@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -119,6 +120,10 @@ func run(ctx context.Context, o options) error {
 	}
 	fmt.Printf("miniapi %s serving on %s\n", endpoints.Version, srv.URL())
 	fmt.Printf("kubeconfig written to %s\n", kubeconfig)
+	// Start-up leaves garbage behind (kube's schemes and API
+	// definitions are built from large temporary structures); give it
+	// back now rather than hold it while idle.
+	debug.FreeOSMemory()
 	<-ctx.Done()
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
