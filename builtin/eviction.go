@@ -251,6 +251,7 @@ func (e *evictor) markAndDelete(ctx context.Context, opts *metav1.DeleteOptions)
 	switch {
 	case opts.PropagationPolicy != nil:
 		del.PropagationPolicy = string(*opts.PropagationPolicy)
+	//lint:ignore SA1019 clients still send it; kube honours it
 	case opts.OrphanDependents != nil && *opts.OrphanDependents:
 		del.PropagationPolicy = api.DeletePropagationOrphan
 	}
@@ -383,6 +384,7 @@ func propagateDryRun(eviction *policy.Eviction, dryRun []string) (*metav1.Delete
 		return eviction.DeleteOptions, nil
 	}
 	if !reflect.DeepEqual(dryRun, eviction.DeleteOptions.DryRun) {
+		//lint:ignore ST1005 kube-apiserver's message, word for word
 		return nil, fmt.Errorf("Non-matching dry-run options in request and content: %v and %v", dryRun, eviction.DeleteOptions.DryRun)
 	}
 	return eviction.DeleteOptions, nil

@@ -3,18 +3,14 @@ package builtin
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/miniapi/miniapi/api"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	sigsjson "sigs.k8s.io/json"
 )
 
@@ -99,7 +95,7 @@ func objectOf(v runtime.Object) (*api.Object, error) {
 	if gvk.Empty() {
 		out.APIVersion = ""
 	}
-	out.Metadata = toAPIMeta(s.Field(p.meta).Addr().Interface().(*metav1.ObjectMeta))
+	out.Metadata = api.FromMetaV1(s.Field(p.meta).Addr().Interface().(*metav1.ObjectMeta))
 	for _, f := range p.fields {
 		fv := s.Field(f.index)
 		if (f.omitEmpty && isEmptyValue(fv)) || (f.omitZero && fv.IsZero()) {
@@ -172,7 +168,7 @@ func decodeInto(obj *api.Object, out runtime.Object) (runtime.Object, error) {
 	}
 	p := planOf(reflect.TypeOf(out))
 	meta := reflect.ValueOf(out).Elem().Field(p.meta).Addr().Interface().(*metav1.ObjectMeta)
-	*meta = fromAPIMeta(&obj.Metadata)
+	*meta = api.ToMetaV1(&obj.Metadata)
 	out.GetObjectKind().SetGroupVersionKind(apiGVK(obj))
 	return out, nil
 }
@@ -180,115 +176,4 @@ func decodeInto(obj *api.Object, out runtime.Object) (runtime.Object, error) {
 // apiGVK is the Store object's apiVersion and kind as a GVK.
 func apiGVK(obj *api.Object) schema.GroupVersionKind {
 	return schema.FromAPIVersionAndKind(obj.APIVersion, obj.Kind)
-}
-
-// toAPIMeta copies kube's ObjectMeta into ours. Times keep what their
-// JSON keeps: the second, in UTC.
-func toAPIMeta(m *metav1.ObjectMeta) api.ObjectMeta {
-	out := api.ObjectMeta{
-		Name: m.Name, GenerateName: m.GenerateName, Namespace: m.Namespace, SelfLink: m.SelfLink,
-		UID: string(m.UID), ResourceVersion: m.ResourceVersion, Generation: m.Generation,
-		CreationTimestamp:          apiTime(m.CreationTimestamp),
-		DeletionGracePeriodSeconds: clone(m.DeletionGracePeriodSeconds),
-		Labels:                     maps.Clone(m.Labels), Annotations: maps.Clone(m.Annotations),
-		Finalizers: slices.Clone(m.Finalizers),
-	}
-	if m.DeletionTimestamp != nil {
-		t := apiTime(*m.DeletionTimestamp)
-		out.DeletionTimestamp = &t
-	}
-	if m.OwnerReferences != nil {
-		out.OwnerReferences = make([]api.OwnerReference, len(m.OwnerReferences))
-		for i, r := range m.OwnerReferences {
-			out.OwnerReferences[i] = api.OwnerReference{
-				APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, UID: string(r.UID),
-				Controller: clone(r.Controller), BlockOwnerDeletion: clone(r.BlockOwnerDeletion),
-			}
-		}
-	}
-	if m.ManagedFields != nil {
-		out.ManagedFields = make([]api.ManagedFieldsEntry, len(m.ManagedFields))
-		for i, f := range m.ManagedFields {
-			e := api.ManagedFieldsEntry{
-				Manager: f.Manager, Operation: string(f.Operation), APIVersion: f.APIVersion,
-				FieldsType: f.FieldsType, Subresource: f.Subresource,
-			}
-			if f.Time != nil {
-				t := apiTime(*f.Time)
-				e.Time = &t
-			}
-			if f.FieldsV1 != nil {
-				e.FieldsV1 = slices.Clone(f.FieldsV1.Raw)
-			}
-			out.ManagedFields[i] = e
-		}
-	}
-	return out
-}
-
-// fromAPIMeta copies our ObjectMeta into kube's.
-func fromAPIMeta(m *api.ObjectMeta) metav1.ObjectMeta {
-	out := metav1.ObjectMeta{
-		Name: m.Name, GenerateName: m.GenerateName, Namespace: m.Namespace, SelfLink: m.SelfLink,
-		UID: types.UID(m.UID), ResourceVersion: m.ResourceVersion, Generation: m.Generation,
-		CreationTimestamp:          metaTime(m.CreationTimestamp),
-		DeletionGracePeriodSeconds: clone(m.DeletionGracePeriodSeconds),
-		Labels:                     maps.Clone(m.Labels), Annotations: maps.Clone(m.Annotations),
-		Finalizers: slices.Clone(m.Finalizers),
-	}
-	if m.DeletionTimestamp != nil {
-		t := metaTime(*m.DeletionTimestamp)
-		out.DeletionTimestamp = &t
-	}
-	if m.OwnerReferences != nil {
-		out.OwnerReferences = make([]metav1.OwnerReference, len(m.OwnerReferences))
-		for i, r := range m.OwnerReferences {
-			out.OwnerReferences[i] = metav1.OwnerReference{
-				APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, UID: types.UID(r.UID),
-				Controller: clone(r.Controller), BlockOwnerDeletion: clone(r.BlockOwnerDeletion),
-			}
-		}
-	}
-	if m.ManagedFields != nil {
-		out.ManagedFields = make([]metav1.ManagedFieldsEntry, len(m.ManagedFields))
-		for i, f := range m.ManagedFields {
-			e := metav1.ManagedFieldsEntry{
-				Manager: f.Manager, Operation: metav1.ManagedFieldsOperationType(f.Operation), APIVersion: f.APIVersion,
-				FieldsType: f.FieldsType, Subresource: f.Subresource,
-			}
-			if f.Time != nil {
-				t := metaTime(*f.Time)
-				e.Time = &t
-			}
-			if f.FieldsV1 != nil {
-				e.FieldsV1 = &metav1.FieldsV1{Raw: slices.Clone(f.FieldsV1)}
-			}
-			out.ManagedFields[i] = e
-		}
-	}
-	return out
-}
-
-// apiTime is t as its JSON keeps it: to the second, or zero.
-func apiTime(t metav1.Time) api.Time {
-	if t.IsZero() {
-		return api.Time{}
-	}
-	return api.Time{Time: t.UTC().Truncate(time.Second)}
-}
-
-// metaTime is t as kube's Go type holds one decoded from JSON.
-func metaTime(t api.Time) metav1.Time {
-	if t.IsZero() {
-		return metav1.Time{}
-	}
-	return metav1.Time{Time: t.Truncate(time.Second).Local()}
-}
-
-func clone[T any](p *T) *T {
-	if p == nil {
-		return nil
-	}
-	v := *p
-	return &v
 }

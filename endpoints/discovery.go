@@ -69,12 +69,10 @@ type apiResourceList struct {
 	Resources    []apiResource `json:"resources"`
 }
 
-// The verbs every served resource and its /status and /scale
-// subresources support: the handlers implement each verb once for all
-// types.
+// The verbs every served resource supports: the handlers implement
+// each verb once for all types.
 var (
-	resourceVerbs    = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
-	subresourceVerbs = []string{"get", "patch", "update"}
+	resourceVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 	// noCollectionDeleteVerbs are the verbs of types that refuse
 	// deletecollection (namespaces).
 	noCollectionDeleteVerbs = []string{"create", "delete", "get", "list", "patch", "update", "watch"}

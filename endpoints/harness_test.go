@@ -161,11 +161,3 @@ func field(m map[string]any, path string) any {
 func ns(name string) map[string]any {
 	return map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}
 }
-
-func configMap(name string, labels map[string]string, data map[string]string) map[string]any {
-	meta := map[string]any{"name": name}
-	if labels != nil {
-		meta["labels"] = labels
-	}
-	return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data}
-}

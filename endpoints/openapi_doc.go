@@ -70,17 +70,6 @@ func listDefinition(t *registry.Type, kindDef string) jsonObj {
 	return s
 }
 
-// groupVersionsOf lists the group versions a snapshot serves.
-func groupVersionsOf(groups []servedGroup) []groupVersionKey {
-	var out []groupVersionKey
-	for _, g := range groups {
-		for _, v := range g.versions {
-			out = append(out, groupVersionKey{g.name, v.version})
-		}
-	}
-	return out
-}
-
 // v3Key is the index key of a group version's v3 document: "api/v1" or
 // "apis/<group>/<version>".
 func v3Key(group, version string) string {

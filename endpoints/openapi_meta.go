@@ -64,25 +64,6 @@ func refField(name, description string) jsonObj {
 
 func prop(typ, description string) jsonObj { return jsonObj{"type": typ, "description": description} }
 
-func propFormat(typ, format, description string) jsonObj {
-	return jsonObj{"type": typ, "format": format, "description": description}
-}
-
-// stringMapField is a map of strings, as labels and annotations are.
-func stringMapField(description string) jsonObj {
-	return jsonObj{"type": "object", "description": description, "additionalProperties": jsonObj{"type": "string"}}
-}
-
-// arrayField is a list; listType is its x-kubernetes-list-type, mapKeys
-// its list-map keys.
-func arrayField(items jsonObj, listType, description string, mapKeys ...string) jsonObj {
-	s := jsonObj{"type": "array", "items": items, "description": description, "x-kubernetes-list-type": listType}
-	if len(mapKeys) > 0 {
-		s["x-kubernetes-list-map-keys"] = mapKeys
-	}
-	return s
-}
-
 func objectDef(description string, props jsonObj, required ...string) jsonObj {
 	s := jsonObj{"type": "object", "description": description, "properties": props}
 	if len(required) > 0 {
@@ -98,43 +79,9 @@ func typeMetaFields(props jsonObj) jsonObj {
 	return props
 }
 
-// gvkList is the x-kubernetes-group-version-kind of a definition: the
-// group, version and kind each entry names.
-func gvkList(kind string, gvs ...groupVersionKey) []any {
-	out := make([]any, 0, len(gvs))
-	for _, gv := range gvs {
-		out = append(out, gvkObj(gv.group, gv.version, kind))
-	}
-	return out
-}
-
 func gvkObj(group, version, kind string) jsonObj {
 	return jsonObj{"group": group, "version": version, "kind": kind}
 }
 
 // groupVersionKey names one served group version.
 type groupVersionKey struct{ group, version string }
-
-func withGVK(s jsonObj, gvks []any) jsonObj {
-	s["x-kubernetes-group-version-kind"] = gvks
-	return s
-}
-
-// xAtomic marks an object that server-side apply replaces as a whole.
-func xAtomic(s jsonObj) jsonObj {
-	s["x-kubernetes-map-type"] = "atomic"
-	return s
-}
-
-// uniqueGroupVersions drops repeated group versions, keeping the order.
-func uniqueGroupVersions(gvs []groupVersionKey) []groupVersionKey {
-	seen := map[groupVersionKey]bool{}
-	out := gvs[:0:0]
-	for _, gv := range gvs {
-		if !seen[gv] {
-			seen[gv] = true
-			out = append(out, gv)
-		}
-	}
-	return out
-}

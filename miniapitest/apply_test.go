@@ -223,6 +223,7 @@ func testApplyWidget(t *testing.T, c client.Client) {
 	// Another applier, through the older Patch form, forces spec.color
 	// to green and so takes it from the controller.
 	ops := widget(nil, specOf("green"))
+	//lint:ignore SA1019 the Patch form controllers still use is what is tested
 	if err := c.Patch(ctx, ops, client.Apply, client.FieldOwner(opsOwner), client.ForceOwnership); err != nil {
 		t.Fatalf("apply patch as %s: %v", opsOwner, err)
 	}
@@ -268,6 +269,7 @@ func testApplyWidget(t *testing.T, c client.Client) {
 	// The older Patch form on the status subresource: the controller
 	// reports what it now observes, and still owns the field there.
 	status = widget(nil, map[string]any{"status": map[string]any{"observed": "blue"}})
+	//lint:ignore SA1019 the Patch form controllers still use is what is tested
 	if err := c.Status().Patch(ctx, status, client.Apply, client.FieldOwner(controllerOwner), client.ForceOwnership); err != nil {
 		t.Fatalf("status apply patch: %v", err)
 	}
@@ -383,12 +385,12 @@ func checkManagedFields(t *testing.T, got []metav1.ManagedFieldsEntry, want ...w
 			t.Errorf("%s/%s has no fieldsV1, want %s", w.manager, w.operation, w.fieldsV1)
 			continue
 		}
-		if err := json.Unmarshal(e.FieldsV1.Raw, &gotFields); err != nil {
-			t.Errorf("%s/%s fieldsV1 %s: %v", w.manager, w.operation, e.FieldsV1.Raw, err)
+		if err := json.Unmarshal(e.FieldsV1.GetRawBytes(), &gotFields); err != nil {
+			t.Errorf("%s/%s fieldsV1 %s: %v", w.manager, w.operation, e.FieldsV1.GetRawBytes(), err)
 			continue
 		}
 		if !reflect.DeepEqual(gotFields, wantFields) {
-			t.Errorf("%s/%s subresource %q fieldsV1\n got %s\nwant %s", w.manager, w.operation, w.subresource, e.FieldsV1.Raw, w.fieldsV1)
+			t.Errorf("%s/%s subresource %q fieldsV1\n got %s\nwant %s", w.manager, w.operation, w.subresource, e.FieldsV1.GetRawBytes(), w.fieldsV1)
 		}
 	}
 	if !sort.SliceIsSorted(got, func(i, j int) bool { return kubeEntryLess(got[i], got[j]) }) {

@@ -4,8 +4,6 @@ import (
 	"github.com/miniapi/miniapi/api"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -24,7 +22,7 @@ var metadataPath = field.NewPath("metadata")
 // so "name or generateName is required" is only reported when both are
 // missing.
 func ValidateObjectMeta(meta *api.ObjectMeta, namespaced bool, rule NameRule) field.ErrorList {
-	errs := apivalidation.ValidateObjectMeta(toMetaV1(meta), namespaced, NameValidator(rule), metadataPath)
+	errs := apivalidation.ValidateObjectMeta(ptr(api.ToMetaV1(meta)), namespaced, NameValidator(rule), metadataPath)
 	if meta.Name == "" && meta.GenerateName != "" {
 		errs = dropErrors(errs, metadataPath.Child("name").String(), field.ErrorTypeRequired)
 	}
@@ -41,7 +39,7 @@ func ValidateObjectMeta(meta *api.ObjectMeta, namespaced bool, rule NameRule) fi
 // Store enforces resourceVersion preconditions itself and allows
 // unconditional updates, as kube-apiserver does for every built-in type.
 func ValidateObjectMetaUpdate(newMeta, oldMeta *api.ObjectMeta) field.ErrorList {
-	errs := apivalidation.ValidateObjectMetaUpdate(toMetaV1(newMeta), toMetaV1(oldMeta), metadataPath)
+	errs := apivalidation.ValidateObjectMetaUpdate(ptr(api.ToMetaV1(newMeta)), ptr(api.ToMetaV1(oldMeta)), metadataPath)
 	return dropErrors(errs, metadataPath.Child("resourceVersion").String(), field.ErrorTypeInvalid)
 }
 
@@ -53,6 +51,7 @@ func NameValidator(rule NameRule) func(name string, prefix bool) []string {
 	case NameLabel:
 		return apivalidation.NameIsDNSLabel
 	case NamePathSegment:
+		//lint:ignore SA1019 kube-apiserver validates these names with it still
 		return path.ValidatePathSegmentName
 	default:
 		return apivalidation.NameIsDNSSubdomain
@@ -74,58 +73,4 @@ func dropErrors(errs field.ErrorList, f string, typ field.ErrorType) field.Error
 	return out
 }
 
-// toMetaV1 converts our metadata to apimachinery's so its validators run
-// unchanged. Maps and slices are shared, not copied: the validators only
-// read them.
-func toMetaV1(m *api.ObjectMeta) *metav1.ObjectMeta {
-	out := &metav1.ObjectMeta{
-		Name:                       m.Name,
-		GenerateName:               m.GenerateName,
-		Namespace:                  m.Namespace,
-		SelfLink:                   m.SelfLink,
-		UID:                        types.UID(m.UID),
-		ResourceVersion:            m.ResourceVersion,
-		Generation:                 m.Generation,
-		CreationTimestamp:          metav1.Time{Time: m.CreationTimestamp.Time},
-		DeletionGracePeriodSeconds: m.DeletionGracePeriodSeconds,
-		Labels:                     m.Labels,
-		Annotations:                m.Annotations,
-		Finalizers:                 m.Finalizers,
-	}
-	if m.DeletionTimestamp != nil {
-		out.DeletionTimestamp = &metav1.Time{Time: m.DeletionTimestamp.Time}
-	}
-	if len(m.OwnerReferences) > 0 {
-		out.OwnerReferences = make([]metav1.OwnerReference, len(m.OwnerReferences))
-		for i, r := range m.OwnerReferences {
-			out.OwnerReferences[i] = metav1.OwnerReference{
-				APIVersion:         r.APIVersion,
-				Kind:               r.Kind,
-				Name:               r.Name,
-				UID:                types.UID(r.UID),
-				Controller:         r.Controller,
-				BlockOwnerDeletion: r.BlockOwnerDeletion,
-			}
-		}
-	}
-	if len(m.ManagedFields) > 0 {
-		out.ManagedFields = make([]metav1.ManagedFieldsEntry, len(m.ManagedFields))
-		for i, f := range m.ManagedFields {
-			e := metav1.ManagedFieldsEntry{
-				Manager:     f.Manager,
-				Operation:   metav1.ManagedFieldsOperationType(f.Operation),
-				APIVersion:  f.APIVersion,
-				FieldsType:  f.FieldsType,
-				Subresource: f.Subresource,
-			}
-			if f.Time != nil {
-				e.Time = &metav1.Time{Time: f.Time.Time}
-			}
-			if len(f.FieldsV1) > 0 {
-				e.FieldsV1 = &metav1.FieldsV1{Raw: f.FieldsV1}
-			}
-			out.ManagedFields[i] = e
-		}
-	}
-	return out
-}
+func ptr[T any](v T) *T { return &v }

@@ -157,6 +157,7 @@ func checkPreconditions(key string, p *storage.Preconditions, cur *current) erro
 	}
 	if p.UID != nil && *p.UID != uid {
 		return storage.NewError(storage.CodeConflict, key, rev,
+			//lint:ignore ST1005 kube-apiserver's message, word for word
 			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, uid))
 	}
 	if p.ResourceVersion != nil && *p.ResourceVersion != rv {

@@ -113,10 +113,10 @@ func checkManagedFields(t *testing.T, step string, got []metav1.ManagedFieldsEnt
 		if err := json.Unmarshal([]byte(w.fields), &wantFields); err != nil {
 			t.Fatalf("%s: the test's fieldsV1 for %s: %v", step, w.manager, err)
 		}
-		if e.FieldsV1 == nil || json.Unmarshal(e.FieldsV1.Raw, &gotFields) != nil || !reflect.DeepEqual(gotFields, wantFields) {
+		if e.FieldsV1 == nil || json.Unmarshal(e.FieldsV1.GetRawBytes(), &gotFields) != nil || !reflect.DeepEqual(gotFields, wantFields) {
 			var raw string
 			if e.FieldsV1 != nil {
-				raw = string(e.FieldsV1.Raw)
+				raw = string(e.FieldsV1.GetRawBytes())
 			}
 			t.Errorf("%s: %s entry fieldsV1\n got %s\nwant %s", step, w.manager, raw, w.fields)
 		}
