@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/miniapi/miniapi/api"
@@ -22,6 +23,10 @@ const benchDeployment = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":
 "spec":{"containers":[{"name":"nginx","image":"nginx:1.27","ports":[{"containerPort":80}],"env":[{"name":"MODE","value":"prod"}],
 "resources":{"requests":{"cpu":"100m","memory":"64Mi"}}}]}}}}`
 
+// benchConfigMap is the bench program's create body, about 1 KiB.
+var benchConfigMap = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"web","namespace":"default"},"data":{"seq":"000000000000","payload":"` +
+	strings.Repeat("x", 950) + `"}}`
+
 // BenchmarkCreateRules measures what kube's rules cost a create of a Pod
 // and of a Deployment, against the baseline any server pays for the same
 // body: decoding it into the kind's Go type and encoding it for storage.
@@ -31,6 +36,7 @@ const benchDeployment = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":
 // rules/baseline and store/baseline.
 func BenchmarkCreateRules(b *testing.B) {
 	for _, c := range []struct{ name, group, version, plural, body string }{
+		{"ConfigMap", "", "v1", "configmaps", benchConfigMap},
 		{"Pod", "", "v1", "pods", benchPod},
 		{"Deployment", "apps", "v1", "deployments", benchDeployment},
 	} {

@@ -52,7 +52,11 @@ func decode(data []byte) (*api.Object, error) {
 
 // encode returns the canonical bytes of obj.
 func encode(obj *api.Object) ([]byte, error) {
-	return json.Marshal(obj)
+	// MarshalJSON directly: json.Marshal would scan and copy its whole
+	// output again to validate and compact it, and every way a field
+	// gets into an Object (its decoder, json.Marshal) leaves it valid and
+	// compact already.
+	return obj.MarshalJSON()
 }
 
 // encodeWithoutRV returns the canonical bytes of obj with no
@@ -61,7 +65,7 @@ func encodeWithoutRV(obj *api.Object) ([]byte, error) {
 	rv := obj.Metadata.ResourceVersion
 	obj.Metadata.ResourceVersion = ""
 	defer func() { obj.Metadata.ResourceVersion = rv }()
-	return json.Marshal(obj)
+	return encode(obj)
 }
 
 // namespaceOf returns the namespace a request addresses for this type:
