@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/miniapi/miniapi/endpoints/handlers"
 )
 
 // Aggregated discovery (apidiscovery.k8s.io/v2): /api and /apis answer a
@@ -155,7 +157,7 @@ func etagOf(b []byte) string {
 // kube-apiserver no longer serves, or protobuf) are passed over, as
 // kube-apiserver passes them; any other clause means the legacy document.
 func wantsAggregated(r *http.Request) bool {
-	for _, m := range parseAccept(r.Header.Get("Accept")) {
+	for _, m := range handlers.ParseAccept(r.Header.Get("Accept")) {
 		if _, converts := m.Params["as"]; !converts {
 			return false
 		}

@@ -14,6 +14,7 @@ import (
 	openapiv2 "github.com/google/gnostic-models/openapiv2"
 	openapiv3 "github.com/google/gnostic-models/openapiv3"
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/endpoints/handlers"
 	"github.com/miniapi/miniapi/registry"
 	"google.golang.org/protobuf/proto"
 )
@@ -147,12 +148,12 @@ func v3Protobuf(doc []byte) ([]byte, error) {
 // clause, best first, that names JSON or one of the protobuf types; JSON
 // when wildcards leave the choice to the server.
 func openAPIFormat(r *http.Request, protoTypes ...string) (protobuf, ok bool) {
-	for _, m := range parseAccept(r.Header.Get("Accept")) {
-		if m.matches("application", "json") {
+	for _, m := range handlers.ParseAccept(r.Header.Get("Accept")) {
+		if m.Matches("application", "json") {
 			return false, true
 		}
 		for _, pt := range protoTypes {
-			if m.matches("application", pt) {
+			if m.Matches("application", pt) {
 				return true, true
 			}
 		}
