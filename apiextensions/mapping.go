@@ -68,12 +68,7 @@ func versionType(crd *CRD, names Names, v *Version, storageVersion string) regis
 		t.SelectableFields = append(t.SelectableFields, strings.TrimPrefix(f.JSONPath, "."))
 	}
 	if len(v.AdditionalPrinterColumns) > 0 {
-		for _, c := range v.AdditionalPrinterColumns {
-			t.PrinterColumns = append(t.PrinterColumns, registry.PrinterColumn{
-				Name: c.Name, Type: c.Type, Format: c.Format, Description: c.Description,
-				Priority: c.Priority, JSONPath: c.JSONPath,
-			})
-		}
+		t.PrinterColumns = slices.Clone(v.AdditionalPrinterColumns)
 	} else {
 		// Without additionalPrinterColumns kube-apiserver shows Age.
 		t.PrinterColumns = []registry.PrinterColumn{{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"}}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/registry"
 )
 
 // Group and version of the CustomResourceDefinition API.
@@ -74,15 +75,15 @@ type Names struct {
 
 // Version is one version of a CRD.
 type Version struct {
-	Name                     string            `json:"name"`
-	Served                   bool              `json:"served"`
-	Storage                  bool              `json:"storage"`
-	Deprecated               bool              `json:"deprecated,omitempty"`
-	DeprecationWarning       *string           `json:"deprecationWarning,omitempty"`
-	Schema                   *Validation       `json:"schema,omitempty"`
-	Subresources             *Subresources     `json:"subresources,omitempty"`
-	AdditionalPrinterColumns []PrinterColumn   `json:"additionalPrinterColumns,omitempty"`
-	SelectableFields         []SelectableField `json:"selectableFields,omitempty"`
+	Name                     string                   `json:"name"`
+	Served                   bool                     `json:"served"`
+	Storage                  bool                     `json:"storage"`
+	Deprecated               bool                     `json:"deprecated,omitempty"`
+	DeprecationWarning       *string                  `json:"deprecationWarning,omitempty"`
+	Schema                   *Validation              `json:"schema,omitempty"`
+	Subresources             *Subresources            `json:"subresources,omitempty"`
+	AdditionalPrinterColumns []registry.PrinterColumn `json:"additionalPrinterColumns,omitempty"`
+	SelectableFields         []SelectableField        `json:"selectableFields,omitempty"`
 }
 
 // Validation holds a version's schema.
@@ -101,16 +102,6 @@ type Scale struct {
 	SpecReplicasPath   string  `json:"specReplicasPath"`
 	StatusReplicasPath string  `json:"statusReplicasPath"`
 	LabelSelectorPath  *string `json:"labelSelectorPath,omitempty"`
-}
-
-// PrinterColumn is one of additionalPrinterColumns.
-type PrinterColumn struct {
-	Name        string `json:"name"`
-	Type        string `json:"type"`
-	Format      string `json:"format,omitempty"`
-	Description string `json:"description,omitempty"`
-	Priority    int32  `json:"priority,omitempty"`
-	JSONPath    string `json:"jsonPath"`
 }
 
 // SelectableField is one of selectableFields.

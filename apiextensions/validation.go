@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/miniapi/miniapi/registry"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -229,7 +230,7 @@ func validateSubresources(sub *Subresources, p *field.Path) field.ErrorList {
 	return validateScale(sub.Scale, p)
 }
 
-func validateColumns(cols []PrinterColumn, p *field.Path) field.ErrorList {
+func validateColumns(cols []registry.PrinterColumn, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i := range cols {
 		errs = append(errs, validateColumn(&cols[i], p.Index(i))...)
@@ -378,7 +379,7 @@ func simpleJSONPath(s string, p *field.Path) field.ErrorList {
 	return nil
 }
 
-func validateColumn(c *PrinterColumn, p *field.Path) field.ErrorList {
+func validateColumn(c *registry.PrinterColumn, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if c.Name == "" {
 		errs = append(errs, field.Required(p.Child("name"), ""))
