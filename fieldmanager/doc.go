@@ -9,8 +9,9 @@
 // bytes, and no scheme or conversion machinery reaches it.
 //
 // A Manager serves one resource type. Build it from the type's merge
-// schema (a TypeConverter: Builtin for the types compiled into miniapi,
-// ForSchema for a CRD's openAPIV3Schema or a type without one), then call
+// schema (a TypeConverter: ForModels for the built-in kinds, from kube's
+// OpenAPI definitions of them, ForSchema for a CRD's openAPIV3Schema or a
+// type without one), then call
 // Update for every create, update and non-apply patch, and Apply for
 // apply patches:
 //

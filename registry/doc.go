@@ -9,7 +9,7 @@
 // types come and go while requests are in flight.
 //
 //	reg := registry.New(registry.Config{Storage: factory})
-//	for _, t := range registry.BuiltinTypes() {
+//	for _, t := range builtin.Types(builtin.Config{}) { // or any Types
 //		if err := reg.Add(t); err != nil { ... }
 //	}
 //	res, ok := reg.Snapshot().Lookup("", "v1", "configmaps")

@@ -47,10 +47,11 @@ func newCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "miniapi",
 		Short: "A Kubernetes API server for development and tests, over etcd",
-		Long: `miniapi serves the Kubernetes API (CRUD, list, watch) for its built-in types
-(Namespace, ConfigMap, Secret, Event, Lease) and any types declared in a
-resources file, storing objects in etcd: an embedded member in --data-dir by
-default, or an external cluster with --etcd-servers.`,
+		Long: `miniapi serves the Kubernetes API (CRUD, list, watch, server-side apply) for
+kube-apiserver 1.37's built-in resources (docs/resource-types.md lists them),
+for CustomResourceDefinitions and for types declared in a resources file,
+storing objects in etcd: an embedded member in --data-dir by default, or an
+external cluster with --etcd-servers. docs/options.md describes the flags.`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -77,7 +78,7 @@ default, or an external cluster with --etcd-servers.`,
 	f.StringVar(&o.cfg.EtcdPrefix, "etcd-prefix", "/registry", "prefix of every key miniapi writes in etcd")
 	f.StringVar(&o.cfg.ServiceClusterIPRange, "service-cluster-ip-range", server.DefaultServiceClusterIPRange, "CIDR Services' ClusterIPs are allocated from (the default ServiceCIDR), as kube-apiserver's flag")
 	f.StringVar(&o.cfg.ServiceNodePortRange, "service-node-port-range", server.DefaultServiceNodePortRange, "port range Services' NodePorts are allocated from, as kube-apiserver's flag")
-	f.StringVar(&o.cfg.ResourcesFile, "resources", "", "YAML file or directory of them declaring extra types: CustomResourceDefinitions (installed at start, re-applied when the files change) or the resources-file format (see README)")
+	f.StringVar(&o.cfg.ResourcesFile, "resources", "", "YAML file or directory of them declaring extra types: CustomResourceDefinitions (installed at start, re-applied when the files change) or the resources-file format (see docs/resource-types.md)")
 	f.DurationVar(&o.cfg.CompactionInterval, "etcd-compaction-interval", server.DefaultCompactionInterval, "how often to compact etcd's history, keeping one interval of it (0 or less: never)")
 	f.IntVar(&o.cfg.WatchCacheSize, "watch-cache-size", 0, "events of history each type's watch cache keeps for watches from a resourceVersion (0: sized to cover at least 75 seconds)")
 	f.StringSliceVar(&o.cfg.Controllers, "controllers", []string{"*"}, "built-in controllers to run, as kube-controller-manager's flag: '*' for all (each is on by default), 'name' to turn one on, '-name' to turn one off; known: "+strings.Join(controllers.Names(), ", "))

@@ -9,7 +9,11 @@
 // List, Watch events, the current object tryUpdate sees) it rewrites
 // apiVersion to the served version. That is conversion strategy None, as
 // kube-apiserver applies it. Keys carry no version, so every version
-// reads and writes the same objects.
+// reads and writes the same objects. Built-in kinds that kube stores in
+// another version or group (autoscaling/v1 HorizontalPodAutoscalers as
+// v2, events.k8s.io Events as core Events) are served the same way, with
+// the kind's own conversion (Config.ToStored, Config.ToServed) where more
+// than apiVersion differs.
 //
 // Because the decorator sits below the cacher, each version's cacher
 // holds bytes already in its served version: a watch event is still

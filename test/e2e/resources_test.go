@@ -9,7 +9,8 @@ import (
 	"testing"
 )
 
-// widgetsFile is the README's resources file example, byte for byte.
+// widgetsFile is the resources file example of docs/resource-types.md,
+// byte for byte.
 const widgetsFile = `resources:
 - group: example.com
   version: v1                      # required

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The request bodies of the README's curl walkthrough, byte for byte.
+// The request bodies of the curl walkthrough (docs/curl.md), byte for byte.
 const (
 	walkNamespace = `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"demo"}}`
 	walkConfigMap = `{
@@ -34,7 +34,7 @@ const (
 )
 
 // curlUA is the User-Agent curl sends; miniapi pretty-prints JSON for it,
-// so the walkthrough gets the very bytes the README shows.
+// so the walkthrough gets the very bytes docs/curl.md shows.
 const curlUA = "curl/8.5.0"
 
 const (
@@ -42,8 +42,8 @@ const (
 	walkCM  = walkCMs + "/app-config"
 )
 
-// TestWalkthrough runs the README's curl walkthrough step by step and
-// checks each answer is what the README shows.
+// TestWalkthrough runs the curl walkthrough of docs/curl.md step by step
+// and checks each answer is what it shows.
 func TestWalkthrough(t *testing.T) {
 	skipIfShort(t)
 	t.Parallel()
@@ -93,7 +93,7 @@ func TestWalkthrough(t *testing.T) {
 		t.Fatalf("GET as YAML = %d %q: %s", r.code, r.header.Get("Content-Type"), r.body)
 	}
 	if !strings.HasPrefix(string(r.body), "apiVersion: v1\ndata:\n  color: blue\n  size: large\nkind: ConfigMap\nmetadata:\n") {
-		t.Errorf("YAML answer does not start as the README shows:\n%s", r.body)
+		t.Errorf("YAML answer does not start as docs/curl.md shows:\n%s", r.body)
 	}
 	var fromYAML map[string]any
 	if err := yaml.Unmarshal(r.body, &fromYAML); err != nil {
@@ -209,32 +209,58 @@ func checkFields(t *testing.T, m map[string]any, want map[string]string) {
 	}
 }
 
-// TestREADMEShowsTheTestedRequests keeps the README honest: the requests
-// its walkthrough and resources file example show are the ones the
-// end-to-end tests send.
-func TestREADMEShowsTheTestedRequests(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// readDoc reads a documentation file by its path from the repository root.
+func readDoc(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(path)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(data)
+	return string(data)
+}
+
+// TestREADMEShowsTheTestedRequests keeps the README honest: its set-up
+// commands are the ones CI runs, and the requests of its curl taste are
+// the walkthrough's, which TestWalkthrough sends.
+func TestREADMEShowsTheTestedRequests(t *testing.T) {
+	readme := readDoc(t, "README.md")
 	for name, want := range map[string]string{
-		"namespace body":          "-d '" + walkNamespace + "'",
-		"configmap body":          "-d '" + walkConfigMap + "'",
-		"update body":             "-d '" + fmt.Sprintf(walkUpdate, "7") + "'",
-		"merge patch":             "-d '" + walkMergePatch + "'",
-		"JSON patch":              "-d '" + walkJSONPatch + "'",
-		"more configmaps":         "-d '" + strings.ReplaceAll(walkMore, "%d", "'$i'") + "'",
-		"label selector":          "http://127.0.0.1:8080" + walkCMs + "?labelSelector=app%3Dweb'",
-		"first page":              "http://127.0.0.1:8080" + walkCMs + "?limit=2'",
-		"object URL":              "http://127.0.0.1:8080" + walkCM + "\n",
-		"resources file":          "```yaml\n" + widgetsFile + "```\n",
-		"conflict message":        `Operation cannot be fulfilled on configmaps \"app-config\": the object has been modified; please apply your changes to the latest version and try again`,
-		"not found message":       `configmaps \"app-config\" not found`,
-		"the README test command": "```sh\ngo test -race ./...\n```",
+		"start command":  "```sh\ngo run ./cmd/miniapi\n```",
+		"test command":   "```sh\ngo test -race ./...\n```",
+		"namespace body": "-d '" + walkNamespace + "'",
+		"configmap body": "-d '" + walkConfigMap + "'",
+		"label selector": "http://127.0.0.1:8080" + walkCMs + "?labelSelector=app%3Dweb'",
 	} {
 		if !strings.Contains(readme, want) {
 			t.Errorf("README.md does not show the %s the tests use:\n%s", name, want)
 		}
+	}
+}
+
+// TestDocsShowTheTestedRequests keeps the curl walkthrough and the
+// resources file example honest: the requests docs/curl.md shows are
+// the ones TestWalkthrough sends, and the file docs/resource-types.md
+// shows is the one TestResourcesFile serves.
+func TestDocsShowTheTestedRequests(t *testing.T) {
+	curl := readDoc(t, "docs/curl.md")
+	for name, want := range map[string]string{
+		"namespace body":    "-d '" + walkNamespace + "'",
+		"configmap body":    "-d '" + walkConfigMap + "'",
+		"update body":       "-d '" + fmt.Sprintf(walkUpdate, "12") + "'",
+		"merge patch":       "-d '" + walkMergePatch + "'",
+		"JSON patch":        "-d '" + walkJSONPatch + "'",
+		"more configmaps":   "-d '" + strings.ReplaceAll(walkMore, "%d", "'$i'") + "'",
+		"label selector":    "http://127.0.0.1:8080" + walkCMs + "?labelSelector=app%3Dweb'",
+		"first page":        "http://127.0.0.1:8080" + walkCMs + "?limit=2'",
+		"object URL":        "http://127.0.0.1:8080" + walkCM + "\n",
+		"conflict message":  `Operation cannot be fulfilled on configmaps \"app-config\": the object has been modified; please apply your changes to the latest version and try again`,
+		"not found message": `configmaps \"app-config\" not found`,
+	} {
+		if !strings.Contains(curl, want) {
+			t.Errorf("docs/curl.md does not show the %s the tests use:\n%s", name, want)
+		}
+	}
+	if types := readDoc(t, "docs/resource-types.md"); !strings.Contains(types, "```yaml\n"+widgetsFile+"```\n") {
+		t.Errorf("docs/resource-types.md does not show the resources file TestResourcesFile serves:\n%s", widgetsFile)
 	}
 }
