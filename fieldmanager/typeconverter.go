@@ -3,6 +3,7 @@ package fieldmanager
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -72,7 +73,7 @@ func (c *builtinConverter) emptyObject(gvk schema.GroupVersionKind) (map[string]
 // untyped maps and atomic lists. Every version is included, so entries
 // recorded through one version still merge when another is written.
 func ForSchema(gk schema.GroupKind, versions map[string]json.RawMessage) (TypeConverter, error) {
-	models := generatedModels(objectMetaModel)
+	models := maps.Clone(metaModels())
 	for version, objectSchema := range versions {
 		kind := gk.WithVersion(version)
 		root := &spec.Schema{}
@@ -119,8 +120,9 @@ const scaleModel = "io.k8s.api.autoscaling.v1.Scale"
 // client-go's schema lacks: Kubernetes' generated model of it, as
 // kube-apiserver merges /scale writes of custom resources.
 func ForScale() (TypeConverter, error) {
-	models := generatedModels(scaleModel)
+	models := maps.Clone(scaleModels())
 	scale := *models[scaleModel]
+	scale.Extensions = maps.Clone(scale.Extensions) // the cached model is shared
 	scale.AddExtension("x-kubernetes-group-version-kind", []any{
 		map[string]any{"group": "autoscaling", "version": "v1", "kind": "Scale"},
 	})
@@ -131,6 +133,15 @@ func ForScale() (TypeConverter, error) {
 	}
 	return tc, nil
 }
+
+// metaModels and scaleModels are generatedModels of ObjectMeta and of
+// autoscaling/v1 Scale, built once: Kubernetes' generated definitions
+// are built whole on every call, which cost every CRD's first write
+// ~10 ms. Callers clone the map and must not change the schemas.
+var (
+	metaModels  = sync.OnceValue(func() map[string]*spec.Schema { return generatedModels(objectMetaModel) })
+	scaleModels = sync.OnceValue(func() map[string]*spec.Schema { return generatedModels(scaleModel) })
+)
 
 // generatedModels returns the OpenAPI models Kubernetes generates, with
 // their list and map types, of the named types and everything they refer
