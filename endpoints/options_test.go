@@ -202,6 +202,12 @@ func TestIgnoredParamsWarn(t *testing.T) {
 			}
 		})
 	}
+	// Pods honour it: no warning.
+	pods := "/api/v1/namespaces/ip/pods"
+	f.must(201, "POST", pods, `{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`)
+	if r := f.do("DELETE", pods+"/p?gracePeriodSeconds=0", nil); r.code != 200 || len(r.header.Values("Warning")) != 0 {
+		t.Errorf("DELETE pod with gracePeriodSeconds = %d, warnings %q", r.code, r.header.Values("Warning"))
+	}
 	f.status(f.do("DELETE", cms+"/c?gracePeriodSeconds=soon", nil), 400, "BadRequest")
 	st := f.status(f.do("DELETE", cms+"/c?orphanDependents=true&propagationPolicy=Background", nil), 422, "Invalid")
 	if !strings.Contains(st["message"].(string), "orphanDependents and deletionPropagation cannot be both set") {

@@ -106,7 +106,20 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions)
 				if errors.Is(err, errRecreated) {
 					continue
 				}
-				return out, false, err
+				if err != nil || !zeroGrace(&marked.Metadata) {
+					return out, false, err
+				}
+				// A grace period of 0 (a force delete): as kube-apiserver,
+				// the object marked is deleted at once, unless finalizers
+				// hold it; the next round finds it marked and deletes it.
+				if opts.DryRun {
+					held := len(s.deletionFinalizers(marked.Metadata.Finalizers, opts.PropagationPolicy)) > 0
+					if !held {
+						s.afterDelete(out, true)
+					}
+					return out, !held, nil
+				}
+				continue
 			}
 		}
 		if len(s.deletionFinalizers(curObj.Metadata.Finalizers, opts.PropagationPolicy)) > 0 {
@@ -178,11 +191,17 @@ func (s *Store) markDeleting(ctx context.Context, ns, name, uid string, opts Del
 	})
 }
 
+// zeroGrace reports whether m's grace period is over before it starts.
+func zeroGrace(m *api.ObjectMeta) bool {
+	return m.DeletionGracePeriodSeconds != nil && *m.DeletionGracePeriodSeconds == 0
+}
+
 // markGraceful writes the deletionTimestamp and grace period a
 // GracefulDeleter chose (in marked) on the object with uid, with the
 // finalizers the propagation policy asks for. The object stays until it
 // is deleted again once its grace period is over (by a kubelet, in a
-// cluster; by a client with gracePeriodSeconds=0 here).
+// cluster; by a client with gracePeriodSeconds=0 here), or at once when
+// the period is 0.
 func (s *Store) markGraceful(ctx context.Context, ns, name, uid string, marked *api.ObjectMeta, opts DeleteOptions) (*storage.Object, error) {
 	return s.update(ctx, ns, name, UpdateOptions{DryRun: opts.DryRun, markDeleting: true, graceful: marked}, func(cur *api.Object) (*api.Object, error) {
 		if cur.Metadata.UID != uid {

@@ -116,7 +116,7 @@ func (q *request) deleteOptions() (deleteRequest, error) {
 		}
 		do.GracePeriodSeconds = &n
 	}
-	if do.GracePeriodSeconds != nil {
+	if _, graceful := q.t.Strategy.(registry.GracefulDeleter); do.GracePeriodSeconds != nil && !graceful {
 		api.AddWarning(q.r.Context(), gracePeriodWarning)
 	}
 	if do.OrphanDependents != nil && do.PropagationPolicy != nil {

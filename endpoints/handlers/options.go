@@ -204,9 +204,6 @@ func requestDeadline(r *http.Request) (context.Context, context.CancelFunc, erro
 func warnIgnoredParams(ctx context.Context, r *http.Request) {
 	q := r.URL.Query()
 	if r.Method == http.MethodDelete {
-		if q.Has("gracePeriodSeconds") {
-			api.AddWarning(ctx, gracePeriodWarning)
-		}
 		if b, _, _ := boolParam(q, "ignoreStoreReadErrorWithClusterBreakingPotential"); b {
 			api.AddWarning(ctx, "ignoreStoreReadErrorWithClusterBreakingPotential has no effect: miniapi stores no object it cannot read")
 		}
@@ -214,5 +211,5 @@ func warnIgnoredParams(ctx context.Context, r *http.Request) {
 }
 
 // gracePeriodWarning is the answer to a gracePeriodSeconds in a delete's
-// query or body.
-const gracePeriodWarning = "gracePeriodSeconds has no effect: miniapi deletes objects at once (or once their finalizers are gone); kube-apiserver waits for a grace period only for Pods"
+// query or body, for kinds without graceful deletion.
+const gracePeriodWarning = "gracePeriodSeconds has no effect: only Pods are deleted gracefully, other objects at once (or once their finalizers are gone), as by kube-apiserver"

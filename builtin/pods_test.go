@@ -1,0 +1,74 @@
+package builtin
+
+import (
+	"context"
+	"testing"
+
+	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/registry"
+	"github.com/miniapi/miniapi/storage"
+)
+
+// TestPodGracefulDelete checks a pod on a node is deleted as
+// kube-apiserver deletes it: gracefully by default (it stays, marked,
+// with spec.terminationGracePeriodSeconds), at once with
+// gracePeriodSeconds=0, whether or not a graceful deletion is under way,
+// and a dry run changes nothing.
+func TestPodGracefulDelete(t *testing.T) {
+	reg := newRegistry(t)
+	ctx := context.Background()
+	create(t, storeFor(t, reg, "", "v1", "namespaces"), "", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"ns"}}`)
+	pods := storeFor(t, reg, "", "v1", "pods")
+	pod := func(name string) {
+		create(t, pods, "ns", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"`+name+`"},"spec":{"nodeName":"node-1","containers":[{"name":"c","image":"nginx"}]}}`)
+	}
+	zero := int64(0)
+	gone := func(name string) bool {
+		_, err := pods.Get(ctx, "ns", name, "")
+		return api.IsNotFound(err)
+	}
+
+	// Graceful first, then forced.
+	pod("a")
+	out, deleted, err := pods.Delete(ctx, "ns", "a", registry.DeleteOptions{})
+	if err != nil || deleted {
+		t.Fatalf("graceful delete: deleted=%v err=%v", deleted, err)
+	}
+	marked := decodeObject(t, out)
+	if marked.Metadata.DeletionTimestamp == nil || marked.Metadata.DeletionGracePeriodSeconds == nil || *marked.Metadata.DeletionGracePeriodSeconds != 30 {
+		t.Fatalf("graceful delete left %+v", marked.Metadata)
+	}
+	if gone("a") {
+		t.Fatal("a pod on a node went at once without gracePeriodSeconds=0")
+	}
+	if _, deleted, err = pods.Delete(ctx, "ns", "a", registry.DeleteOptions{GracePeriodSeconds: &zero}); err != nil || !deleted || !gone("a") {
+		t.Fatalf("forced delete of a pod being deleted: deleted=%v err=%v gone=%v", deleted, err, gone("a"))
+	}
+
+	// Forced straight away; a dry run first leaves it.
+	pod("b")
+	if _, deleted, err = pods.Delete(ctx, "ns", "b", registry.DeleteOptions{GracePeriodSeconds: &zero, DryRun: true}); err != nil || !deleted || gone("b") {
+		t.Fatalf("dry-run forced delete: deleted=%v err=%v gone=%v", deleted, err, gone("b"))
+	}
+	if got := decodeObject(t, mustGet(t, pods, "ns", "b")); got.Metadata.DeletionTimestamp != nil {
+		t.Fatal("a dry run marked the pod")
+	}
+	if _, deleted, err = pods.Delete(ctx, "ns", "b", registry.DeleteOptions{GracePeriodSeconds: &zero}); err != nil || !deleted || !gone("b") {
+		t.Fatalf("forced delete: deleted=%v err=%v gone=%v", deleted, err, gone("b"))
+	}
+
+	// Finalizers still hold a forced delete.
+	create(t, pods, "ns", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"c","finalizers":["example.com/hold"]},"spec":{"nodeName":"node-1","containers":[{"name":"c","image":"nginx"}]}}`)
+	if _, deleted, err = pods.Delete(ctx, "ns", "c", registry.DeleteOptions{GracePeriodSeconds: &zero}); err != nil || deleted || gone("c") {
+		t.Fatalf("forced delete with a finalizer: deleted=%v err=%v gone=%v", deleted, err, gone("c"))
+	}
+}
+
+func mustGet(t *testing.T, s *registry.Store, ns, name string) *storage.Object {
+	t.Helper()
+	out, err := s.Get(context.Background(), ns, name, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
