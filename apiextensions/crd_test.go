@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -275,4 +276,34 @@ func mustMarshal(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestCRDStrategicMergePatch checks a CustomResourceDefinition takes a
+// strategic merge patch, as kube-apiserver (which serves it as a
+// built-in kind) does, merged by apiextensions' own Go type.
+func TestCRDStrategicMergePatch(t *testing.T) {
+	srv, _ := start(t, "")
+	base := srv.URL()
+	if code, body := do(t, "POST", base+crdURL, widgetCRD("v1")); code != http.StatusCreated {
+		t.Fatalf("create CRD = %d: %s", code, body)
+	}
+	req, err := http.NewRequest("PATCH", base+crdURL+"/widgets.example.com",
+		strings.NewReader(`{"metadata":{"labels":{"team":"a"}},"spec":{"names":{"shortNames":["wdg"]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/strategic-merge-patch+json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("strategic merge patch = %d: %s", resp.StatusCode, out)
+	}
+	crd := getCRD(t, base, "widgets.example.com")
+	if crd.Metadata.Labels["team"] != "a" || !slices.Equal(crd.Spec.Names.ShortNames, []string{"wdg"}) || crd.Spec.Names.Plural != "widgets" {
+		t.Fatalf("patched CRD: labels %v, names %+v", crd.Metadata.Labels, crd.Spec.Names)
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/registry"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -45,6 +47,7 @@ var (
 	_ registry.StatusSubresource = strategy{}
 	_ registry.DeletionHolder    = strategy{}
 	_ registry.GenerationPolicy  = strategy{}
+	_ registry.StrategicMerger   = strategy{}
 )
 
 // HasStatus reports that CRDs have a /status subresource.
@@ -138,3 +141,10 @@ func (strategy) HoldsDeletion(*api.Object) bool { return false }
 
 // now is a condition's lastTransitionTime for the present moment.
 func now() string { return time.Now().UTC().Format(time.RFC3339) }
+
+// StrategicMerge applies a strategic merge patch with the patch
+// strategies of apiextensions' own Go type, as kube-apiserver, which
+// serves CustomResourceDefinitions as a built-in kind, does.
+func (strategy) StrategicMerge(original, patch []byte) ([]byte, error) {
+	return registry.StrategicMergeTyped(original, patch, &apiextensionsv1.CustomResourceDefinition{})
+}

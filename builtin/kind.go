@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/fieldmanager"
@@ -17,8 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/mergepatch"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/warning"
@@ -314,33 +311,7 @@ func (k *kind) ConvertFieldLabel(label, value string) (string, string, error) {
 // strategies and merge keys of the kind's Go type, as kube-apiserver's
 // patch handler does.
 func (k *kind) StrategicMerge(original, patch []byte) ([]byte, error) {
-	var orig, p map[string]any
-	if err := json.Unmarshal(original, &orig); err != nil {
-		return nil, err
-	}
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(patch, &p); err != nil {
-		return nil, api.NewBadRequest(err.Error())
-	}
-	out, err := strategicpatch.StrategicMergeMapPatch(orig, p, k.newVersioned())
-	if err != nil {
-		return nil, strategicMergeError(err)
-	}
-	return json.Marshal(out)
-}
-
-// strategicMergeError words a strategic merge failure as kube-apiserver's
-// patch handler does: 400 for a malformed patch, 422 for one that does
-// not fit the object.
-func strategicMergeError(err error) error {
-	switch {
-	case errors.Is(err, mergepatch.ErrBadJSONDoc), errors.Is(err, mergepatch.ErrBadPatchFormatForPrimitiveList),
-		errors.Is(err, mergepatch.ErrBadPatchFormatForRetainKeys), errors.Is(err, mergepatch.ErrBadPatchFormatForSetElementOrderList),
-		errors.Is(err, mergepatch.ErrUnsupportedStrategicMergePatchFormat):
-		return api.NewBadRequest(err.Error())
-	case errors.Is(err, mergepatch.ErrNoListOfLists), errors.Is(err, mergepatch.ErrPatchContentNotMatchRetainKeys):
-		return &api.StatusError{ErrStatus: api.Status{Status: api.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: api.ReasonInvalid, Message: err.Error()}}
-	}
-	return api.NewInternalError(err)
+	return registry.StrategicMergeTyped(original, patch, k.newVersioned())
 }
 
 // newInvalid is kube's 422 Invalid error.

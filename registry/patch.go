@@ -7,9 +7,13 @@ import (
 	"fmt"
 	"net/http"
 
+	sigsjson "sigs.k8s.io/json"
+
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/storage"
+	"k8s.io/apimachinery/pkg/util/mergepatch"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -188,4 +192,35 @@ func checkMergePatch(patch []byte) error {
 		return api.NewBadRequest("invalid merge patch: the patch must be a JSON object")
 	}
 	return nil
+}
+
+// StrategicMergeTyped applies a strategic merge patch to original (both
+// JSON) with the patch strategies and merge keys of dataStruct, a Go
+// value of the kind's type, as kube-apiserver's patch handler does: 400
+// for a malformed patch, 422 for one that does not fit the object.
+func StrategicMergeTyped(original, patch []byte, dataStruct any) ([]byte, error) {
+	var orig, p map[string]any
+	if err := json.Unmarshal(original, &orig); err != nil {
+		return nil, err
+	}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(patch, &p); err != nil {
+		return nil, api.NewBadRequest(err.Error())
+	}
+	out, err := strategicpatch.StrategicMergeMapPatch(orig, p, dataStruct)
+	if err != nil {
+		return nil, strategicMergeError(err)
+	}
+	return json.Marshal(out)
+}
+
+func strategicMergeError(err error) error {
+	switch {
+	case errors.Is(err, mergepatch.ErrBadJSONDoc), errors.Is(err, mergepatch.ErrBadPatchFormatForPrimitiveList),
+		errors.Is(err, mergepatch.ErrBadPatchFormatForRetainKeys), errors.Is(err, mergepatch.ErrBadPatchFormatForSetElementOrderList),
+		errors.Is(err, mergepatch.ErrUnsupportedStrategicMergePatchFormat):
+		return api.NewBadRequest(err.Error())
+	case errors.Is(err, mergepatch.ErrNoListOfLists), errors.Is(err, mergepatch.ErrPatchContentNotMatchRetainKeys):
+		return &api.StatusError{ErrStatus: api.Status{Status: api.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: api.ReasonInvalid, Message: err.Error()}}
+	}
+	return api.NewInternalError(err)
 }
