@@ -92,3 +92,33 @@ func TestSystemNamespacesExist(t *testing.T) {
 	// Objects go into "default" without creating it first.
 	post(t, c, srv.URL()+"/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"x"}}`)
 }
+
+// TestSystemPriorityClassesExist checks the PriorityClasses
+// kube-apiserver creates at start are there, with kube's values,
+// recorded as its own writes.
+func TestSystemPriorityClassesExist(t *testing.T) {
+	srv := start(t, Config{})
+	c := &http.Client{Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	get := func(url string) map[string]any {
+		t.Helper()
+		resp, err := c.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
+		}
+		return m
+	}
+	base := srv.URL() + "/apis/scheduling.k8s.io/v1/priorityclasses/"
+	for name, value := range map[string]float64{"system-cluster-critical": 2000000000, "system-node-critical": 2000001000} {
+		pc := get(base + name)
+		mf := pc["metadata"].(map[string]any)["managedFields"].([]any)
+		if pc["value"] != value || mf[0].(map[string]any)["manager"] != "kube-apiserver" {
+			t.Errorf("%s: value %v, managedFields %v", name, pc["value"], mf)
+		}
+	}
+}

@@ -184,6 +184,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.ensureSystemNamespaces(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.ensureSystemObjects(ctx); err != nil {
+		return nil, err
+	}
 	// Serve the stored CRDs before the first request: one reconcile pass
 	// registers their types and waits for their caches.
 	crds := apiextensions.NewController(s.reg, log)
