@@ -3,6 +3,7 @@ package builtin
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math/rand"
 	"testing"
 
@@ -67,4 +68,44 @@ func marshal(t *testing.T, obj *api.Object) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// TestAttrsMatchKube checks the attributes a kind's caches select on
+// are those kube's GetAttrs gives for the kind, also where the kind
+// scans metadata instead of decoding the object (metadataAttrs).
+func TestAttrsMatchKube(t *testing.T) {
+	f := fuzzer.FuzzerFor(kubefuzzer.FuzzerFuncs, rand.NewSource(2), serializer.NewCodecFactory(scheme))
+	for _, r := range resources(Config{}) {
+		if r.attrs == nil || len(r.selectable) > 0 || r.virtual != 0 {
+			continue
+		}
+		k := newKind(r)
+		t.Run(k.gvk.String(), func(t *testing.T) {
+			for i := range 10 {
+				v := k.newVersioned()
+				f.Fill(v)
+				v.GetObjectKind().SetGroupVersionKind(k.gvk)
+				obj, err := slowObjectOf(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				data := marshal(t, obj)
+				got, err := k.Attrs(data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				in, err := k.internalOf(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ls, fs, err := r.attrs(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !maps.Equal(got.Labels, ls) || !maps.Equal(got.Fields, fs) {
+					t.Fatalf("fill %d: attrs %v %v, kube's %v %v", i, got.Labels, got.Fields, ls, fs)
+				}
+			}
+		})
+	}
 }
