@@ -22,6 +22,17 @@ type Defaulter interface {
 	Default(obj *api.Object)
 }
 
+// StatusDefaulter is implemented by strategies whose defaults apply to
+// writes through /status too, as a custom resource's schema defaults do:
+// kube-apiserver's decoder defaults every body it reads, whichever
+// (sub)resource it is sent to. A Defaulter alone defaults only writes
+// of the main resource, where its rules (a CRD's storedVersions) belong.
+type StatusDefaulter interface {
+	// DefaultStatus fills defaults into obj, the stored object with the
+	// status the write sent.
+	DefaultStatus(obj *api.Object)
+}
+
 // CreatePreparer is implemented by strategies that set fields of a new
 // object that its creator does not manage, as kube-apiserver's
 // PrepareForCreate does: it runs after the creator's managedFields are
