@@ -103,10 +103,7 @@ func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
-	writeStatus(w, &api.StatusError{ErrStatus: api.Status{
-		Status: api.StatusFailure, Code: http.StatusMethodNotAllowed, Reason: api.ReasonMethodNotAllowed,
-		Message: "the server does not allow this method on the requested resource",
-	}})
+	writeStatus(w, api.NewMethodNotAllowed())
 }
 
 // writeStatus writes a StatusError as JSON, for responses outside the

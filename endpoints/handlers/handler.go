@@ -146,9 +146,10 @@ func (q *request) fail(err error) {
 	writeError(q.w, q.r, q.h.log, err)
 }
 
+// notAllowed answers a method the path does not serve as kube-apiserver's
+// router does: the generic 405, without an Allow header.
 func (q *request) notAllowed() {
-	q.w.Header().Set("Allow", "")
-	q.fail(api.NewMethodNotAllowed(q.t.GroupResource(), q.r.Method))
+	q.fail(api.NewMethodNotAllowed())
 }
 
 func (q *request) collection() {
