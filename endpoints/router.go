@@ -60,7 +60,13 @@ func New(cfg Config) http.Handler {
 	r.Get("/healthz", s.healthy)
 	r.Get("/livez", s.healthy)
 	r.Get("/readyz", s.ready)
-	r.Get("/version", s.version)
+	// getBoth serves a discovery document also at its path with a
+	// trailing slash, as kube-apiserver does (/apis/, /api/v1/, /version/).
+	getBoth := func(pattern string, h http.HandlerFunc) {
+		r.Get(pattern, h)
+		r.Get(pattern+"/", h)
+	}
+	getBoth("/version", s.version)
 
 	r.Get("/openapi/v2", s.openAPIV2)
 	r.Get("/openapi/v3", s.openAPIV3Index)
@@ -68,15 +74,15 @@ func New(cfg Config) http.Handler {
 		s.openAPIV3Doc(w, r, chi.URLParam(r, "*"))
 	})
 
-	r.Get("/api", s.coreVersions)
-	r.Get("/apis", s.groupList)
-	r.Get("/apis/{group}", func(w http.ResponseWriter, r *http.Request) {
+	getBoth("/api", s.coreVersions)
+	getBoth("/apis", s.groupList)
+	getBoth("/apis/{group}", func(w http.ResponseWriter, r *http.Request) {
 		s.group(w, r, chi.URLParam(r, "group"))
 	})
-	r.Get("/api/{version}", func(w http.ResponseWriter, r *http.Request) {
+	getBoth("/api/{version}", func(w http.ResponseWriter, r *http.Request) {
 		s.resources(w, r, "", chi.URLParam(r, "version"))
 	})
-	r.Get("/apis/{group}/{version}", func(w http.ResponseWriter, r *http.Request) {
+	getBoth("/apis/{group}/{version}", func(w http.ResponseWriter, r *http.Request) {
 		s.resources(w, r, chi.URLParam(r, "group"), chi.URLParam(r, "version"))
 	})
 	r.HandleFunc("/api/{version}/*", func(w http.ResponseWriter, r *http.Request) {
