@@ -9,6 +9,7 @@ import (
 	"github.com/miniapi/miniapi/fieldmanager"
 	"github.com/miniapi/miniapi/storage"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // Strategy is a type's behaviour beyond generic storage. Any value is a
@@ -148,6 +149,17 @@ func HasStatus(t *Type) bool { return hasStatus(t.Strategy) }
 // of them, with their list and map types.
 type MergeSchema interface {
 	TypeConverter() (fieldmanager.TypeConverter, error)
+}
+
+// FieldResetter is implemented by strategies whose (sub)resources reset
+// fields of their own, as kube's strategies for the built-in kinds
+// declare them (rest.ResetFieldsStrategy): a write of the subresource
+// ("" for the main resource) does not own them in managedFields. A
+// namespace's /status resets spec only, so a status write that changes
+// labels owns them. Without it, the rules of kube's strategies for
+// custom resources apply (fieldmanager.Config.ResetFields).
+type FieldResetter interface {
+	ResetFields(subresource string) map[fieldpath.APIVersion]fieldpath.Filter
 }
 
 // Decoder is implemented by strategies that decode request bodies as
