@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/endpoints/handlers"
 	"github.com/miniapi/miniapi/registry"
 )
@@ -53,7 +54,7 @@ func New(cfg Config) http.Handler {
 	}
 
 	r := chi.NewRouter()
-	r.Use(recoverPanics(cfg.Logger), logRequests(cfg.Logger))
+	r.Use(recoverPanics(cfg.Logger), logRequests(cfg.Logger), withRequestDeadline(builtin.Codecs()))
 	r.NotFound(s.notFound)
 	r.MethodNotAllowed(s.methodNotAllowed)
 

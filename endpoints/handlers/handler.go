@@ -99,18 +99,9 @@ func (h *Handler) ServeResource(w http.ResponseWriter, r *http.Request, info Req
 		api.AddWarning(r.Context(), t.DeprecationWarning)
 	}
 	r = withResourceType(r, t)
+	// Watches end by timeoutSeconds; ?timeout= bounds the other requests
+	// before they get here (the request's context deadline).
 	watch := info.Watch || (info.Name == "" && r.Method == http.MethodGet && isWatch(r))
-	if !watch {
-		// Watches end by timeoutSeconds; any other request may be bounded
-		// by ?timeout=, as in kube-apiserver.
-		ctx, cancel, err := requestDeadline(r)
-		if err != nil {
-			writeError(w, r, h.log, err)
-			return
-		}
-		defer cancel()
-		r = r.WithContext(ctx)
-	}
 	warnIgnoredParams(r.Context(), r)
 	req := &request{h: h, w: w, r: r, info: info, store: res.Store, t: t}
 	switch {
