@@ -151,8 +151,14 @@ func v3PathItem(item pathItem, tag string, gvk jsonObj) jsonObj {
 				content[mt] = jsonObj{"schema": ref(op.body)}
 			}
 			// A delete's options are optional; every other body is the
-			// request.
-			o["requestBody"] = jsonObj{"content": content, "required": op.body != defDeleteOptions}
+			// request. Optional is said by leaving required out, as
+			// kube-openapi's RequestBody writes it, so the document
+			// reads back into spec3.OpenAPI unchanged.
+			body := jsonObj{"content": content}
+			if op.body != defDeleteOptions {
+				body["required"] = true
+			}
+			o["requestBody"] = body
 		}
 		responses := jsonObj{}
 		for _, r := range op.responses {
