@@ -1,11 +1,12 @@
 package endpoints
 
 import (
-	"context"
-	"fmt"
 	"net/http"
 	"runtime"
-	"time"
+	"slices"
+
+	"github.com/go-chi/chi/v5"
+	"k8s.io/apiserver/pkg/server/healthz"
 )
 
 // Version is miniapi's own version, reported by /version.
@@ -43,24 +44,25 @@ func (s *server) version(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// healthy answers a liveness check: the process serves HTTP.
-func (s *server) healthy(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	fmt.Fprint(w, "ok")
-}
-
-// ready answers ok only while etcd answers.
-func (s *server) ready(w http.ResponseWriter, r *http.Request) {
+// installHealth serves /healthz, /livez and /readyz through kube's own
+// healthz handlers: "ok", or with ?verbose each check on its own line
+// ("[+]ping ok" ... "healthz check passed"), each check alone at
+// /<path>/<name>, ?exclude=<name> to skip one, and a 500 listing the
+// failed checks without their reasons. The checks are the ones real for
+// miniapi, named as kube-apiserver names the same: ping (the process
+// serves HTTP) and etcd (storage answers) everywhere, and
+// etcd-readiness for readiness, as kube's /readyz lists both. Kube's
+// log check is left out: it watches klog's flush daemon, which miniapi's
+// logging does not depend on.
+func (s *server) installHealth(r chi.Router) {
+	checks := []healthz.HealthChecker{healthz.PingHealthz}
+	var ready []healthz.HealthChecker
 	if s.readyFn != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if err := s.readyFn(ctx); err != nil {
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, "[-]etcd failed: %v\nreadyz check failed\n", err)
-			return
-		}
+		etcd := func(r *http.Request) error { return s.readyFn(r.Context()) }
+		checks = append(checks, healthz.NamedCheck("etcd", etcd))
+		ready = append(ready, healthz.NamedCheck("etcd-readiness", etcd))
 	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	fmt.Fprint(w, "ok")
+	healthz.InstallHandler(r, checks...)
+	healthz.InstallLivezHandler(r, checks...)
+	healthz.InstallReadyzHandler(r, append(slices.Clip(checks), ready...)...)
 }

@@ -19,7 +19,9 @@ type Config struct {
 	// Logger receives request logs (debug) and errors; nil means
 	// slog.Default().
 	Logger *slog.Logger
-	// Ready reports whether storage answers; /readyz fails while it errs.
+	// Ready reports whether storage answers: the etcd checks of
+	// /healthz, /livez and /readyz fail while it errs. Nil leaves them
+	// out.
 	Ready func(ctx context.Context) error
 	// Handlers configures the resource handlers; its Registry and Logger
 	// are filled from this Config.
@@ -58,9 +60,7 @@ func New(cfg Config) http.Handler {
 	r.NotFound(s.notFound)
 	r.MethodNotAllowed(s.methodNotAllowed)
 
-	r.Get("/healthz", s.healthy)
-	r.Get("/livez", s.healthy)
-	r.Get("/readyz", s.ready)
+	s.installHealth(r)
 	// getBoth serves a discovery document also at its path with a
 	// trailing slash, as kube-apiserver does (/apis/, /api/v1/, /version/).
 	getBoth := func(pattern string, h http.HandlerFunc) {
