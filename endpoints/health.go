@@ -2,47 +2,11 @@ package endpoints
 
 import (
 	"net/http"
-	"runtime"
 	"slices"
 
 	"github.com/go-chi/chi/v5"
 	"k8s.io/apiserver/pkg/server/healthz"
 )
-
-// Version is miniapi's own version, reported by /version.
-var Version = "0.1.0"
-
-// KubernetesVersion is the Kubernetes API version miniapi serves, the one
-// kubectl compares itself with.
-const KubernetesVersion = "v1.37.0"
-
-// versionInfo is /version's document, Kubernetes' version.Info plus
-// miniapi's own version.
-type versionInfo struct {
-	Major          string `json:"major"`
-	Minor          string `json:"minor"`
-	GitVersion     string `json:"gitVersion"`
-	GitCommit      string `json:"gitCommit"`
-	GitTreeState   string `json:"gitTreeState"`
-	BuildDate      string `json:"buildDate"`
-	GoVersion      string `json:"goVersion"`
-	Compiler       string `json:"compiler"`
-	Platform       string `json:"platform"`
-	MiniapiVersion string `json:"miniapiVersion"`
-}
-
-func (s *server) version(w http.ResponseWriter, r *http.Request) {
-	writeDiscovery(w, versionInfo{
-		Major: "1", Minor: "37",
-		GitVersion:     KubernetesVersion + "+miniapi-" + Version,
-		GitTreeState:   "clean",
-		BuildDate:      "1970-01-01T00:00:00Z",
-		GoVersion:      runtime.Version(),
-		Compiler:       runtime.Compiler,
-		Platform:       runtime.GOOS + "/" + runtime.GOARCH,
-		MiniapiVersion: Version,
-	})
-}
 
 // installHealth serves /healthz, /livez and /readyz through kube's own
 // healthz handlers: "ok", or with ?verbose each check on its own line

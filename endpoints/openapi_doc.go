@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/miniapi/miniapi/registry"
+	"github.com/miniapi/miniapi/version"
 )
 
 // Building the OpenAPI documents from a snapshot's types: one OpenAPI v3
@@ -19,7 +20,7 @@ const gvkExtension = "x-kubernetes-group-version-kind"
 
 // openAPIInfo is the info object of every document.
 func openAPIInfo() jsonObj {
-	return jsonObj{"title": "Kubernetes", "version": KubernetesVersion}
+	return jsonObj{"title": "Kubernetes", "version": version.Kubernetes}
 }
 
 // kindDefinition is the schema of a whole object of t's kind: the type's

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/miniapi/miniapi/controllers"
-	"github.com/miniapi/miniapi/endpoints"
 	"github.com/miniapi/miniapi/server"
+	"github.com/miniapi/miniapi/version"
 	"github.com/spf13/cobra"
 )
 
@@ -53,7 +53,7 @@ default, or an external cluster with --etcd-servers.`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       endpoints.Version,
+		Version:       version.Miniapi,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.dataDirSet = cmd.Flags().Changed("data-dir")
 			err := run(cmd.Context(), o)
@@ -117,7 +117,7 @@ func run(ctx context.Context, o options) error {
 		defer cancel()
 		return errors.Join(err, srv.Shutdown(sctx))
 	}
-	fmt.Printf("miniapi %s serving on %s\n", endpoints.Version, srv.URL())
+	fmt.Printf("miniapi %s serving on %s\n", version.Miniapi, srv.URL())
 	fmt.Printf("kubeconfig written to %s\n", kubeconfig)
 	<-ctx.Done()
 	log.Info("shutting down")
