@@ -182,10 +182,20 @@ func NewForbidden(gr GroupResource, name string, reason string) *StatusError {
 		&StatusDetails{Name: name, Group: gr.Group, Kind: gr.Resource})
 }
 
-// NewMethodNotAllowed says the resource does not support the HTTP method.
-func NewMethodNotAllowed(gr GroupResource, method string) *StatusError {
+// NewMethodNotAllowed is kube-apiserver's answer to an HTTP method that
+// no route of the path serves (a GET of namespaces/{name}/finalize): its
+// router's generic 405, naming no resource.
+func NewMethodNotAllowed() *StatusError {
 	return newStatusError(http.StatusMethodNotAllowed, ReasonMethodNotAllowed,
-		fmt.Sprintf("%s is not supported on resources of kind %q", strings.ToUpper(method), gr.String()),
+		"the server does not allow this method on the requested resource", &StatusDetails{})
+}
+
+// NewMethodNotSupported says the resource does not support action, a verb
+// such as "watch", on a route that exists: kube-apiserver's answer to a
+// watch of a list it cannot watch.
+func NewMethodNotSupported(gr GroupResource, action string) *StatusError {
+	return newStatusError(http.StatusMethodNotAllowed, ReasonMethodNotAllowed,
+		fmt.Sprintf("%s is not supported on resources of kind %q", action, gr.String()),
 		&StatusDetails{Group: gr.Group, Kind: gr.Resource})
 }
 

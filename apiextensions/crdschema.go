@@ -48,7 +48,10 @@ func crdSchema() json.RawMessage {
 				"description": "The OpenAPI v3 schema objects of this version must follow. It must be structural: every field typed, as described in the Kubernetes documentation."},
 		}),
 		"subresources": object("Which subresources objects of this version have.", props{
-			"status": node{"type": "object", "properties": props{},
+			// No properties: an object with none keeps none, and
+			// an empty properties map would not survive a read
+			// into kube-openapi's types (it drops empty maps).
+			"status": node{"type": "object",
 				"description": "When present (an empty object), objects have a /status subresource: the main resource ignores status changes and /status accepts only them."},
 			"scale": scale,
 		}),

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/warning"
 	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // kind is the registry Strategy of one built-in resource: it turns the
@@ -112,6 +113,7 @@ var (
 	_ registry.StatusSubresource  = (*kind)(nil)
 	_ registry.SubresourceLister  = (*kind)(nil)
 	_ registry.ConditionalUpdater = (*kind)(nil)
+	_ registry.FieldResetter      = (*kind)(nil)
 )
 
 // newVersioned returns an empty object of the served version's Go type.
@@ -306,6 +308,20 @@ func (k *kind) HasStatus() bool { return k.r.status != nil }
 
 // Subresources lists the kind's subresources other than status and scale.
 func (k *kind) Subresources() []registry.Subresource { return k.r.subresources() }
+
+// ResetFields returns the fields kube's strategy for the (sub)resource
+// resets, in the form kube-apiserver's handler installer hands its field
+// manager; nil when the strategy resets none or the kind has no such
+// subresource.
+func (k *kind) ResetFields(subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
+	switch s := k.r.updateStrategy(subresource).(type) {
+	case rest.ResetFieldsFilterStrategy:
+		return s.GetResetFieldsFilter()
+	case rest.ResetFieldsStrategy:
+		return fieldpath.NewExcludeFilterSetMap(s.GetResetFields())
+	}
+	return nil
+}
 
 // TypeConverter returns the kind's merge schema: Kubernetes' own, built
 // from its definitions as kube-apiserver builds it.

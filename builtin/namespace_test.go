@@ -135,3 +135,33 @@ func TestFinalizeRecordsItsSubresource(t *testing.T) {
 		t.Errorf("finalize entry %s", got[1].FieldsV1)
 	}
 }
+
+// A merge patch to a namespace's /status may change its metadata, as
+// kube's namespace status strategy lets it: the labels and annotations
+// are kept, and the status write's managedFields entry owns them too
+// (the strategy resets only spec).
+func TestNamespaceStatusPatchKeepsMetadata(t *testing.T) {
+	reg := newRegistry(t)
+	nss := storeFor(t, reg, "", "v1", "namespaces")
+	create(t, nss, "", `{"metadata":{"name":"ns1"}}`)
+	patch := `{"metadata":{"labels":{"l":"v"},"annotations":{"a":"b"}},"spec":{"finalizers":[]},"status":{"conditions":[{"type":"Custom","status":"True"}]}}`
+	out, err := nss.Patch(context.Background(), "", "ns1", registry.PatchMerge, []byte(patch), registry.UpdateOptions{Subresource: "status", FieldManager: "tester"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := decodeObject(t, out)
+	if ns.Metadata.Labels["l"] != "v" || ns.Metadata.Annotations["a"] != "b" {
+		t.Errorf("metadata after the status patch: labels %v, annotations %v", ns.Metadata.Labels, ns.Metadata.Annotations)
+	}
+	if got := topField(ns, "spec"); got != `{"finalizers":["kubernetes"]}` {
+		t.Errorf("spec %s, want it kept: /status does not change spec", got)
+	}
+	mf := ns.Metadata.ManagedFields
+	if len(mf) != 2 || mf[1].Manager != "tester" || mf[1].Subresource != "status" {
+		t.Fatalf("managedFields %+v", mf)
+	}
+	want := `{"f:metadata":{"f:annotations":{".":{},"f:a":{}},"f:labels":{"f:l":{}}},"f:status":{"f:conditions":{".":{},"k:{\"type\":\"Custom\"}":{".":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}}}}}`
+	if string(mf[1].FieldsV1) != want {
+		t.Errorf("status entry\n %s\nwant\n %s", mf[1].FieldsV1, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	apiregistrationinstall "k8s.io/kube-aggregator/pkg/apis/apiregistration/install"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -53,3 +54,8 @@ var scheme = legacyscheme.Scheme
 // internal Go types, with conversions and defaults. The HTTP edge uses it
 // to encode and decode protobuf.
 func Scheme() *runtime.Scheme { return scheme }
+
+// Codecs returns the serializers of Scheme, which kube-apiserver
+// negotiates for its answers: its filters write their Status errors
+// (a malformed ?timeout=) with them.
+func Codecs() serializer.CodecFactory { return legacyscheme.Codecs }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -432,4 +433,21 @@ func containsAll(have []string, want ...string) bool {
 		}
 	}
 	return true
+}
+
+// TestDiscoveryTrailingSlash serves the discovery documents and /version
+// at their paths with a trailing slash too, as kube-apiserver does.
+func TestDiscoveryTrailingSlash(t *testing.T) {
+	f := newFixture(t)
+	for _, p := range []string{"/api", "/apis", "/apis/apps", "/api/v1", "/apis/apps/v1", "/version"} {
+		want := f.must(200, "GET", p, nil)
+		got := f.must(200, "GET", p+"/", nil)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("GET %s/ answered %v, want what %s answers: %v", p, got, p, want)
+		}
+	}
+	// A resource path with a trailing slash is still the resource.
+	f.must(200, "GET", "/api/v1/namespaces/", nil)
+	f.status(f.do("GET", "/apis/nothing/", nil), 404, "NotFound")
+	f.status(f.do("GET", "/apis/apps/v9/", nil), 404, "NotFound")
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/miniapi/miniapi/registry"
+	"github.com/miniapi/miniapi/version"
 )
 
 // Building the OpenAPI documents from a snapshot's types: one OpenAPI v3
@@ -19,7 +20,7 @@ const gvkExtension = "x-kubernetes-group-version-kind"
 
 // openAPIInfo is the info object of every document.
 func openAPIInfo() jsonObj {
-	return jsonObj{"title": "Kubernetes", "version": KubernetesVersion}
+	return jsonObj{"title": "Kubernetes", "version": version.Kubernetes}
 }
 
 // kindDefinition is the schema of a whole object of t's kind: the type's
@@ -140,8 +141,14 @@ func v3PathItem(item pathItem, tag string, gvk jsonObj) jsonObj {
 				content[mt] = jsonObj{"schema": ref(op.body)}
 			}
 			// A delete's options are optional; every other body is the
-			// request.
-			o["requestBody"] = jsonObj{"content": content, "required": op.body != defDeleteOptions}
+			// request. Optional is said by leaving required out, as
+			// kube-openapi's RequestBody writes it, so the document
+			// reads back into spec3.OpenAPI unchanged.
+			body := jsonObj{"content": content}
+			if op.body != defDeleteOptions {
+				body["required"] = true
+			}
+			o["requestBody"] = body
 		}
 		responses := jsonObj{}
 		for _, r := range op.responses {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/endpoints/handlers"
 	"github.com/miniapi/miniapi/registry"
 )
@@ -18,7 +19,9 @@ type Config struct {
 	// Logger receives request logs (debug) and errors; nil means
 	// slog.Default().
 	Logger *slog.Logger
-	// Ready reports whether storage answers; /readyz fails while it errs.
+	// Ready reports whether storage answers: the etcd checks of
+	// /healthz, /livez and /readyz fail while it errs. Nil leaves them
+	// out.
 	Ready func(ctx context.Context) error
 	// Handlers configures the resource handlers; its Registry and Logger
 	// are filled from this Config.
@@ -53,14 +56,18 @@ func New(cfg Config) http.Handler {
 	}
 
 	r := chi.NewRouter()
-	r.Use(recoverPanics(cfg.Logger), logRequests(cfg.Logger))
+	r.Use(recoverPanics(cfg.Logger), logRequests(cfg.Logger), withRequestDeadline(builtin.Codecs()))
 	r.NotFound(s.notFound)
 	r.MethodNotAllowed(s.methodNotAllowed)
 
-	r.Get("/healthz", s.healthy)
-	r.Get("/livez", s.healthy)
-	r.Get("/readyz", s.ready)
-	r.Get("/version", s.version)
+	s.installHealth(r)
+	// getBoth serves a discovery document also at its path with a
+	// trailing slash, as kube-apiserver does (/apis/, /api/v1/, /version/).
+	getBoth := func(pattern string, h http.HandlerFunc) {
+		r.Get(pattern, h)
+		r.Get(pattern+"/", h)
+	}
+	getBoth("/version", s.version)
 
 	r.Get("/openapi/v2", s.openAPIV2)
 	r.Get("/openapi/v3", s.openAPIV3Index)
@@ -68,15 +75,15 @@ func New(cfg Config) http.Handler {
 		s.openAPIV3Doc(w, r, chi.URLParam(r, "*"))
 	})
 
-	r.Get("/api", s.coreVersions)
-	r.Get("/apis", s.groupList)
-	r.Get("/apis/{group}", func(w http.ResponseWriter, r *http.Request) {
+	getBoth("/api", s.coreVersions)
+	getBoth("/apis", s.groupList)
+	getBoth("/apis/{group}", func(w http.ResponseWriter, r *http.Request) {
 		s.group(w, r, chi.URLParam(r, "group"))
 	})
-	r.Get("/api/{version}", func(w http.ResponseWriter, r *http.Request) {
+	getBoth("/api/{version}", func(w http.ResponseWriter, r *http.Request) {
 		s.resources(w, r, "", chi.URLParam(r, "version"))
 	})
-	r.Get("/apis/{group}/{version}", func(w http.ResponseWriter, r *http.Request) {
+	getBoth("/apis/{group}/{version}", func(w http.ResponseWriter, r *http.Request) {
 		s.resources(w, r, chi.URLParam(r, "group"), chi.URLParam(r, "version"))
 	})
 	r.HandleFunc("/api/{version}/*", func(w http.ResponseWriter, r *http.Request) {
@@ -103,10 +110,7 @@ func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
-	writeStatus(w, &api.StatusError{ErrStatus: api.Status{
-		Status: api.StatusFailure, Code: http.StatusMethodNotAllowed, Reason: api.ReasonMethodNotAllowed,
-		Message: "the server does not allow this method on the requested resource",
-	}})
+	writeStatus(w, api.NewMethodNotAllowed())
 }
 
 // writeStatus writes a StatusError as JSON, for responses outside the

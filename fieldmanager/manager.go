@@ -49,6 +49,14 @@ type Config struct {
 	// Finalize is set for types with a /finalize subresource (namespaces):
 	// its writes are recorded with subresource "finalize".
 	Finalize bool
+	// ResetFields, when set, returns the fields that writes of a
+	// subresource ("" for the main resource) reset, so that no manager
+	// owns them: what a built-in kind's strategy for that subresource
+	// declares (kube's rest.ResetFieldsStrategy), nil for none. Unset,
+	// the rules of kube's strategies for custom resources apply: the
+	// main resource and /finalize reset status when the type has
+	// /status, and /status resets spec and metadata.
+	ResetFields func(subresource string) map[fieldpath.APIVersion]fieldpath.Filter
 }
 
 // SubresourceFinalize is a namespace's subresource for spec.finalizers.
@@ -80,25 +88,31 @@ func New(cfg Config) (*Manager, error) {
 			gv: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("status"))),
 		}
 	}
+	// As kube-apiserver's status strategies for custom resources:
+	// /status writes may not own spec or metadata.
+	statusReset := map[fieldpath.APIVersion]fieldpath.Filter{
+		gv: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(
+			fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata"))),
+	}
+	// What /finalize may change (spec.finalizers) the store decides;
+	// like the main resource, it owns no status.
+	finalizeReset := mainReset
+	if cfg.ResetFields != nil {
+		mainReset = cfg.ResetFields(cfg.Subresource)
+		statusReset = cfg.ResetFields(SubresourceStatus)
+		finalizeReset = cfg.ResetFields(SubresourceFinalize)
+	}
 	var err error
 	if m.main, err = m.newFieldManager(cfg, cfg.Subresource, mainReset); err != nil {
 		return nil, err
 	}
 	if cfg.HasStatus {
-		// As kube-apiserver's status strategies for custom resources:
-		// /status writes may not own spec or metadata.
-		statusReset := map[fieldpath.APIVersion]fieldpath.Filter{
-			gv: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(
-				fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata"))),
-		}
 		if m.status, err = m.newFieldManager(cfg, SubresourceStatus, statusReset); err != nil {
 			return nil, err
 		}
 	}
 	if cfg.Finalize {
-		// What /finalize may change (spec.finalizers) the store decides;
-		// like the main resource, it owns no status.
-		if m.finalize, err = m.newFieldManager(cfg, SubresourceFinalize, mainReset); err != nil {
+		if m.finalize, err = m.newFieldManager(cfg, SubresourceFinalize, finalizeReset); err != nil {
 			return nil, err
 		}
 	}

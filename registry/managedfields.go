@@ -59,10 +59,14 @@ func (s *Store) fieldManager() (*fieldmanager.Manager, error) {
 		if err != nil {
 			return nil, err
 		}
-		return fieldmanager.New(fieldmanager.Config{
+		cfg := fieldmanager.Config{
 			Kind: gvk, TypeConverter: tc, HasStatus: hasStatus(s.t.Strategy), CustomResource: !builtin,
 			Finalize: s.servesSubresource(SubresourceFinalize),
-		})
+		}
+		if r, ok := s.t.Strategy.(FieldResetter); ok {
+			cfg.ResetFields = r.ResetFields
+		}
+		return fieldmanager.New(cfg)
 	})
 }
 

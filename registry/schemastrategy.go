@@ -28,6 +28,7 @@ type schemaStrategy struct {
 
 var (
 	_ Defaulter         = (*schemaStrategy)(nil)
+	_ StatusDefaulter   = (*schemaStrategy)(nil)
 	_ CreateValidator   = (*schemaStrategy)(nil)
 	_ UpdateValidator   = (*schemaStrategy)(nil)
 	_ StatusSubresource = (*schemaStrategy)(nil)
@@ -48,6 +49,11 @@ func (st *schemaStrategy) Default(obj *api.Object) {
 	st.s.Default(m)
 	setObjectFields(obj, m)
 }
+
+// DefaultStatus prunes and defaults an object written through /status,
+// as kube-apiserver's decoder does to the body of any write: a status
+// that leaves out a required field with a default gets the default.
+func (st *schemaStrategy) DefaultStatus(obj *api.Object) { st.Default(obj) }
 
 // ValidateCreate validates a new object against the schema.
 func (st *schemaStrategy) ValidateCreate(obj *api.Object) field.ErrorList {

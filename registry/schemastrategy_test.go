@@ -92,3 +92,44 @@ func mustUnmarshal(t *testing.T, s string, v any) {
 		t.Fatal(err)
 	}
 }
+
+// TestSchemaStrategyStatusDefaults checks that a write through /status is
+// defaulted by the schema as kube-apiserver's decoder defaults every body
+// of a custom resource: a status that leaves out a required field with a
+// default gets the default and is accepted, by update and by merge patch.
+func TestSchemaStrategyStatusDefaults(t *testing.T) {
+	ctx := context.Background()
+	reg := newEtcdRegistry(t, Config{})
+	const phaseSchema = `{"type":"object","properties":{
+		"spec":{"type":"object","properties":{"size":{"type":"integer"}}},
+		"status":{"type":"object","required":["phase"],"properties":{
+			"phase":{"type":"string","default":"Pending"},
+			"note":{"type":"string"}}}}}`
+	things := Type{Group: "example.com", Version: "v1", Kind: "Thing", Plural: "things", Namespaced: true,
+		Schema: json.RawMessage(phaseSchema), Strategy: SchemaStrategy(schema.MustCompile([]byte(phaseSchema)), true)}
+	if err := reg.Add(things); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, storeOf(t, reg, "namespaces"), "", `{"metadata":{"name":"ns1"}}`)
+	res, _ := reg.Snapshot().Lookup("example.com", "v1", "things")
+	s := res.Store
+	mustCreate(t, s, "ns1", `{"apiVersion":"example.com/v1","kind":"Thing","metadata":{"name":"t"},"spec":{"size":1}}`)
+
+	var obj api.Object
+	mustUnmarshal(t, `{"apiVersion":"example.com/v1","kind":"Thing","metadata":{"name":"t"},"status":{"note":"updated"}}`, &obj)
+	out, err := s.UpdateObject(ctx, "ns1", "t", &obj, UpdateOptions{Subresource: SubresourceStatus})
+	if err != nil {
+		t.Fatalf("status update without the defaulted required field: %v", err)
+	}
+	if got := string(mustDecode(t, out).Fields["status"]); got != `{"note":"updated","phase":"Pending"}` {
+		t.Errorf("status after update %s, want phase defaulted", got)
+	}
+
+	out, err = s.Patch(ctx, "ns1", "t", PatchMerge, []byte(`{"status":{"phase":null,"note":"patched"}}`), UpdateOptions{Subresource: SubresourceStatus})
+	if err != nil {
+		t.Fatalf("status merge patch removing the defaulted required field: %v", err)
+	}
+	if got := string(mustDecode(t, out).Fields["status"]); got != `{"note":"patched","phase":"Pending"}` {
+		t.Errorf("status after patch %s, want phase defaulted", got)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/miniapi/miniapi/fieldmanager"
 	"github.com/miniapi/miniapi/storage"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // Strategy is a type's behaviour beyond generic storage. Any value is a
@@ -20,6 +21,17 @@ type Strategy any
 // written, on create and on update.
 type Defaulter interface {
 	Default(obj *api.Object)
+}
+
+// StatusDefaulter is implemented by strategies whose defaults apply to
+// writes through /status too, as a custom resource's schema defaults do:
+// kube-apiserver's decoder defaults every body it reads, whichever
+// (sub)resource it is sent to. A Defaulter alone defaults only writes
+// of the main resource, where its rules (a CRD's storedVersions) belong.
+type StatusDefaulter interface {
+	// DefaultStatus fills defaults into obj, the stored object with the
+	// status the write sent.
+	DefaultStatus(obj *api.Object)
 }
 
 // CreatePreparer is implemented by strategies that set fields of a new
@@ -137,6 +149,17 @@ func HasStatus(t *Type) bool { return hasStatus(t.Strategy) }
 // of them, with their list and map types.
 type MergeSchema interface {
 	TypeConverter() (fieldmanager.TypeConverter, error)
+}
+
+// FieldResetter is implemented by strategies whose (sub)resources reset
+// fields of their own, as kube's strategies for the built-in kinds
+// declare them (rest.ResetFieldsStrategy): a write of the subresource
+// ("" for the main resource) does not own them in managedFields. A
+// namespace's /status resets spec only, so a status write that changes
+// labels owns them. Without it, the rules of kube's strategies for
+// custom resources apply (fieldmanager.Config.ResetFields).
+type FieldResetter interface {
+	ResetFields(subresource string) map[fieldpath.APIVersion]fieldpath.Filter
 }
 
 // Decoder is implemented by strategies that decode request bodies as

@@ -10,11 +10,11 @@ import (
 // CreateSubresource serves a POST to a subresource that takes an object
 // of its own kind acting on the named parent (a pod's binding or
 // eviction) through the kind's strategy, answering the object to return.
-// A kind without one answers 405.
+// A kind without one answers kube's generic 405.
 func (s *Store) CreateSubresource(ctx context.Context, subresource, ns, name string, body []byte, opts CreateOptions) ([]byte, error) {
 	c, ok := s.t.Strategy.(SubresourceCreater)
 	if !ok {
-		return nil, s.methodNotAllowed("POST")
+		return nil, api.NewMethodNotAllowed()
 	}
 	return c.CreateSubresource(ctx, s, subresource, ns, name, body, opts)
 }
@@ -24,13 +24,7 @@ func (s *Store) CreateSubresource(ctx context.Context, subresource, ns, name str
 func (s *Store) Connect(ctx context.Context, method string, req ConnectRequest) (io.ReadCloser, error) {
 	c, ok := s.t.Strategy.(Connecter)
 	if !ok {
-		return nil, s.methodNotAllowed(method)
+		return nil, api.NewMethodNotAllowed()
 	}
 	return c.Connect(ctx, s, req)
-}
-
-// methodNotAllowed is kube-apiserver's 405 for a method the resource
-// does not serve.
-func (s *Store) methodNotAllowed(method string) error {
-	return api.NewMethodNotAllowed(s.t.GroupResource(), method)
 }

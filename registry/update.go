@@ -260,6 +260,9 @@ func (s *Store) prepareForUpdate(obj, old *api.Object, opts UpdateOptions, gener
 		} else {
 			delete(obj.Fields, "status")
 		}
+		if d, ok := s.t.Strategy.(StatusDefaulter); ok {
+			d.DefaultStatus(obj)
+		}
 	} else if subresource == SubresourceFinalize {
 		// Only spec.finalizers change through /finalize.
 		s.t.Strategy.(FinalizeSubresource).PrepareForFinalize(obj, old)

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/miniapi/miniapi/controllers"
-	"github.com/miniapi/miniapi/endpoints"
 	"github.com/miniapi/miniapi/server"
+	"github.com/miniapi/miniapi/version"
 	"github.com/spf13/cobra"
 )
 
@@ -55,7 +55,7 @@ external cluster with --etcd-servers. docs/options.md describes the flags.`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       endpoints.Version,
+		Version:       version.Miniapi,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.dataDirSet = cmd.Flags().Changed("data-dir")
 			err := run(cmd.Context(), o)
@@ -119,7 +119,7 @@ func run(ctx context.Context, o options) error {
 		defer cancel()
 		return errors.Join(err, srv.Shutdown(sctx))
 	}
-	fmt.Printf("miniapi %s serving on %s\n", endpoints.Version, srv.URL())
+	fmt.Printf("miniapi %s serving on %s\n", version.Miniapi, srv.URL())
 	fmt.Printf("kubeconfig written to %s\n", kubeconfig)
 	// Start-up leaves garbage behind (kube's schemes and API
 	// definitions are built from large temporary structures); give it

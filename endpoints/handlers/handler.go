@@ -100,18 +100,9 @@ func (h *Handler) ServeResource(w http.ResponseWriter, r *http.Request, info Req
 	if t.DeprecationWarning != "" {
 		api.AddWarning(r.Context(), t.DeprecationWarning)
 	}
+	// Watches end by timeoutSeconds; ?timeout= bounds the other requests
+	// before they get here (the request's context deadline).
 	watch := info.Watch || (info.Name == "" && r.Method == http.MethodGet && isWatch(r))
-	if !watch {
-		// Watches end by timeoutSeconds; any other request may be bounded
-		// by ?timeout=, as in kube-apiserver.
-		ctx, cancel, err := requestDeadline(r)
-		if err != nil {
-			writeError(w, r, h.log, err)
-			return
-		}
-		defer cancel()
-		r = r.WithContext(ctx)
-	}
 	warnIgnoredParams(r.Context(), r)
 	req := &request{h: h, w: w, r: r, info: info, store: res.Store, t: t}
 	switch {
@@ -170,9 +161,10 @@ func (q *request) fail(err error) {
 	writeError(q.w, q.r, q.h.log, err)
 }
 
+// notAllowed answers a method the path does not serve as kube-apiserver's
+// router does: the generic 405, without an Allow header.
 func (q *request) notAllowed() {
-	q.w.Header().Set("Allow", "")
-	q.fail(api.NewMethodNotAllowed(q.t.GroupResource(), q.r.Method))
+	q.fail(api.NewMethodNotAllowed())
 }
 
 func (q *request) collection() {

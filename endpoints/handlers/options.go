@@ -178,26 +178,6 @@ func parseWriteParams(r *http.Request, kind, patchType string) (writeParams, err
 	return p, nil
 }
 
-// requestDeadline bounds a request by its ?timeout= (a Go duration;
-// client-go sends it when rest.Config.Timeout is set, kubectl with
-// --request-timeout), as kube-apiserver does for every request but
-// watches. A malformed value is 400; none leaves the context as it is.
-func requestDeadline(r *http.Request) (context.Context, context.CancelFunc, error) {
-	s := r.URL.Query().Get("timeout")
-	if s == "" {
-		return r.Context(), func() {}, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return nil, nil, api.NewBadRequest(fmt.Sprintf("invalid timeout specified in the request URL: %q", s))
-	}
-	if d == 0 {
-		return r.Context(), func() {}, nil
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), d)
-	return ctx, cancel, nil
-}
-
 // warnIgnoredParams adds a warning for each query parameter miniapi
 // accepts, as kube-apiserver does, without doing what it asks, so that a
 // client is never silently given less than it requested.

@@ -88,7 +88,19 @@ func (q *request) virtual(watch bool) {
 	case verb == "get" && q.info.Name == "":
 		verb = "list"
 	}
-	if !slices.Contains(verbs, verb) || q.info.Subresource != "" {
+	switch {
+	case verb == "watch" && !slices.Contains(verbs, verb) && q.info.Subresource == "":
+		// kube-apiserver has no legacy /watch/ route for what it cannot
+		// watch, and refuses ?watch= on a list it serves by name.
+		if q.info.Watch {
+			q.fail(api.NewGenericNotFound())
+		} else if slices.Contains(verbs, "list") {
+			q.fail(api.NewMethodNotSupported(q.t.GroupResource(), verb))
+		} else {
+			q.notAllowed()
+		}
+		return
+	case !slices.Contains(verbs, verb) || q.info.Subresource != "":
 		q.notAllowed()
 		return
 	}

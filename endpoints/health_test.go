@@ -1,0 +1,81 @@
+package endpoints
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+)
+
+// TestHealthChecks serves /healthz, /livez and /readyz as kube-apiserver
+// does: "ok", the named checks one per line with ?verbose, each check at
+// /<path>/<name>, ?exclude= to leave one out, and a 500 naming the failed
+// checks (without their reasons) when one fails.
+func TestHealthChecks(t *testing.T) {
+	f := newFixture(t)
+	var etcdDown atomic.Bool
+	srv := httptest.NewServer(New(Config{Registry: f.reg, Ready: func(ctx context.Context) error {
+		if etcdDown.Load() {
+			return errors.New("etcd3: not ready: context deadline exceeded")
+		}
+		return nil
+	}}))
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, string(b)
+	}
+	for _, c := range []struct {
+		path string
+		code int
+		body string
+	}{
+		{"/healthz", 200, "ok"},
+		{"/livez", 200, "ok"},
+		{"/readyz", 200, "ok"},
+		{"/healthz?verbose", 200, "[+]ping ok\n[+]etcd ok\nhealthz check passed\n"},
+		{"/livez?verbose", 200, "[+]ping ok\n[+]etcd ok\nlivez check passed\n"},
+		{"/readyz?verbose", 200, "[+]ping ok\n[+]etcd ok\n[+]etcd-readiness ok\nreadyz check passed\n"},
+		{"/healthz/ping", 200, "ok"},
+		{"/livez/etcd", 200, "ok"},
+		{"/readyz/etcd-readiness", 200, "ok"},
+		{"/readyz?verbose&exclude=etcd", 200, "[+]ping ok\n[+]etcd excluded: ok\n[+]etcd-readiness ok\nreadyz check passed\n"},
+		{"/healthz?verbose&exclude=nope", 200, "[+]ping ok\n[+]etcd ok\nwarn: some health checks cannot be excluded: no matches for \"nope\"\nhealthz check passed\n"},
+	} {
+		if code, body := get(c.path); code != c.code || body != c.body {
+			t.Errorf("GET %s = %d %q, want %d %q", c.path, code, body, c.code, c.body)
+		}
+	}
+	if code, _ := get("/healthz/nope"); code != 404 {
+		t.Errorf("GET /healthz/nope = %d, want 404", code)
+	}
+
+	etcdDown.Store(true)
+	for _, c := range []struct {
+		path string
+		code int
+		body string
+	}{
+		{"/readyz", 500, "[+]ping ok\n[-]etcd failed: reason withheld\n[-]etcd-readiness failed: reason withheld\nreadyz check failed\n"},
+		{"/livez", 500, "[+]ping ok\n[-]etcd failed: reason withheld\nlivez check failed\n"},
+		{"/healthz?exclude=etcd", 200, "ok"},
+		{"/readyz/etcd", 500, "internal server error: etcd3: not ready: context deadline exceeded\n"},
+		{"/readyz/ping", 200, "ok"},
+	} {
+		if code, body := get(c.path); code != c.code || body != c.body {
+			t.Errorf("with etcd down, GET %s = %d %q, want %d %q", c.path, code, body, c.code, c.body)
+		}
+	}
+}

@@ -1,0 +1,38 @@
+package endpoints
+
+import (
+	"net/http"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/endpoints/filters"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	genericfilters "k8s.io/apiserver/pkg/server/filters"
+)
+
+// requestTimeoutMaximum bounds every request that is not long-running,
+// as kube-apiserver's --request-timeout does by default; a shorter,
+// positive ?timeout= bounds it more.
+const requestTimeoutMaximum = time.Minute
+
+// withRequestDeadline bounds each request by its ?timeout= through
+// kube-apiserver's own filters, before routing, as kube does: an invalid
+// value is kube's 400 on every path (/version, discovery, health and
+// paths that do not exist included), and the long-running requests
+// (watches, proxies, exec, attach, log, portforward), as kube's
+// RequestInfo and long-running check tell them, are not bounded at all.
+// errors writes the 400 in the encoding the client negotiates.
+func withRequestDeadline(errors runtime.NegotiatedSerializer) func(http.Handler) http.Handler {
+	infos := &request.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
+	// kube-apiserver's long-running verbs and subresources
+	// (k8s.io/kubernetes/pkg/controlplane/apiserver BuildGenericConfig).
+	longRunning := genericfilters.BasicLongRunningRequestCheck(
+		sets.NewString("watch", "proxy"),
+		sets.NewString("attach", "exec", "proxy", "log", "portforward"),
+	)
+	return func(next http.Handler) http.Handler {
+		h := filters.WithRequestDeadline(next, nil, nil, longRunning, errors, requestTimeoutMaximum)
+		return filters.WithRequestInfo(h, infos)
+	}
+}
