@@ -246,6 +246,13 @@ func NewGenericNotFound() *StatusError {
 	return newStatusError(http.StatusNotFound, ReasonNotFound, "the server could not find the requested resource", &StatusDetails{})
 }
 
+// NewGenericMethodNotAllowed is kube-apiserver's answer to a method its
+// router serves for none of the path's routes (PUT on a pod's exec).
+func NewGenericMethodNotAllowed() *StatusError {
+	return newStatusError(http.StatusMethodNotAllowed, ReasonMethodNotAllowed,
+		"the server does not allow this method on the requested resource", &StatusDetails{})
+}
+
 // ReasonForError returns the reason of err's Status, or ReasonUnknown when
 // err carries none.
 func ReasonForError(err error) StatusReason {

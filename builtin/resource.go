@@ -148,8 +148,13 @@ func (r *resource) strategyOf() registry.Strategy {
 		return namespaceKind{k}
 	case r.group == "" && r.kind == "Pod":
 		return podKind{k}
-	case r.services != nil:
-		return serviceKind{k, r.services}
+	case r.group == "" && r.kind == "Node":
+		return nodeKind{k}
+	case r.group == "" && r.kind == "Service":
+		if r.services == nil {
+			return serviceProxy{k, nil}
+		}
+		return serviceKind{serviceProxy{k, r.services}}
 	}
 	return k
 }
