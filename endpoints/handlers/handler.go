@@ -100,9 +100,11 @@ func (h *Handler) ServeResource(w http.ResponseWriter, r *http.Request, info Req
 	}
 	r = withResourceType(r, t)
 	watch := info.Watch || (info.Name == "" && r.Method == http.MethodGet && isWatch(r))
-	if !watch {
-		// Watches end by timeoutSeconds; any other request may be bounded
-		// by ?timeout=, as in kube-apiserver.
+	if !watch && !connects(t, info) {
+		// Watches end by timeoutSeconds and streams when they end; any
+		// other request may be bounded by ?timeout=, as in
+		// kube-apiserver, which also passes a stream's query on whole
+		// (a proxied request's timeout is the backend's).
 		ctx, cancel, err := requestDeadline(r)
 		if err != nil {
 			writeError(w, r, h.log, err)
@@ -110,8 +112,8 @@ func (h *Handler) ServeResource(w http.ResponseWriter, r *http.Request, info Req
 		}
 		defer cancel()
 		r = r.WithContext(ctx)
+		warnIgnoredParams(r.Context(), r)
 	}
-	warnIgnoredParams(r.Context(), r)
 	req := &request{h: h, w: w, r: r, info: info, store: res.Store, t: t}
 	switch {
 	case registry.IsVirtual(t):
@@ -207,6 +209,16 @@ func (q *request) subresource() {
 	default:
 		q.byMethod(q.r.Method)
 	}
+}
+
+// connects reports whether info addresses a streaming subresource of t
+// (log, exec, proxy...).
+func connects(t *registry.Type, info RequestInfo) bool {
+	if info.Subresource == "" {
+		return false
+	}
+	sr, ok := registry.FindSubresource(t, info.Subresource)
+	return ok && sr.Serve == registry.ServeConnect
 }
 
 // verbOf names the API verb of an HTTP method on an object.
