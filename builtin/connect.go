@@ -205,11 +205,15 @@ func (s logStream) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 }
 
 // unreachable is the transport kube's code gets for kubelets and
-// endpoints: every connection it opens is refused, as by a host where
-// nothing listens.
-var unreachable = &http.Transport{DialContext: refuse}
+// endpoints: every connection it opens is refused (RefuseDial).
+var unreachable = &http.Transport{DialContext: RefuseDial}
 
-func refuse(_ context.Context, network, addr string) (net.Conn, error) {
+// RefuseDial is how miniapi connects to kubelets, Service endpoints and
+// aggregated API servers, none of which it runs or proxies to: it
+// refuses every connection, as a host where nothing listens does, so
+// that kube's code answers as kube-apiserver does then ("dial tcp
+// 10.0.0.7:10250: connect: connection refused"), without a packet sent.
+func RefuseDial(_ context.Context, network, addr string) (net.Conn, error) {
 	return nil, &net.OpError{Op: "dial", Net: network, Addr: dialAddr(addr), Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 }
 
