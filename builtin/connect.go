@@ -121,7 +121,7 @@ func (k serviceProxy) Connect(ctx context.Context, store *registry.Store, req re
 		return nil, err
 	}
 	_, _, proxy, err := servicestore.NewREST(readerOptions{store, k.kind}, k.svcs.primaryFamily(), nil, nil,
-		endpointSlices{reg}, pods, unreachable)
+		endpointSlices{kctx, reg}, pods, unreachable)
 	if err != nil {
 		return nil, err
 	}
@@ -277,16 +277,20 @@ func (u unreachableKubelets) GetConnectionInfo(ctx context.Context, node types.N
 
 // endpointSlices reads a Service's EndpointSlices from the registry, as
 // kube's EndpointSlice getter reads them from its informer: by the
-// kubernetes.io/service-name label.
-type endpointSlices struct{ reg *registry.Registry }
+// kubernetes.io/service-name label, within the request's ctx.
+type endpointSlices struct {
+	ctx context.Context
+	reg *registry.Registry
+}
 
+// GetEndpointSlices returns the EndpointSlices of the Service ns/service.
 func (e endpointSlices) GetEndpointSlices(ns, service string) ([]*discoveryv1.EndpointSlice, error) {
 	res, ok := e.reg.Snapshot().Lookup(discoveryv1.GroupName, "v1", "endpointslices")
 	if !ok {
 		return nil, nil
 	}
 	sel := labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: service})
-	list, err := res.Store.List(context.Background(), ns, registry.ListOptions{Label: sel})
+	list, err := res.Store.List(e.ctx, ns, registry.ListOptions{Label: sel})
 	if err != nil {
 		return nil, err
 	}
