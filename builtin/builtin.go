@@ -39,6 +39,7 @@ func resources(cfg Config) []*resource {
 		coreResources(cfg.Services),
 		virtualResources(cfg.EtcdHealth),
 		admissionResources(),
+		apiregistrationResources(),
 		appsResources(),
 		autoscalingResources(),
 		batchResources(),

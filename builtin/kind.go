@@ -116,6 +116,9 @@ var (
 	_ registry.FieldResetter      = (*kind)(nil)
 )
 
+// builtin returns k, through the kinds that embed it.
+func (k *kind) builtin() *kind { return k }
+
 // newVersioned returns an empty object of the served version's Go type.
 func (k *kind) newVersioned() runtime.Object {
 	obj, err := scheme.New(k.gvk)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	utilopenapi "k8s.io/apiserver/pkg/util/openapi"
+	aggregatoropenapi "k8s.io/kube-aggregator/pkg/generated/openapi"
 	"k8s.io/kube-openapi/pkg/builder"
 	"k8s.io/kube-openapi/pkg/builder3"
 	"k8s.io/kube-openapi/pkg/common"
@@ -109,9 +110,18 @@ var mergeSchema = sync.OnceValues(func() (fieldmanager.TypeConverter, error) {
 func ParseMergeSchema() { _, _ = mergeSchema() }
 
 // definitions are kube's generated definitions as kube-apiserver serves
-// them: without the fields of features that are off.
+// them: without the fields of features that are off. kube-aggregator's
+// own (APIService) join kube-apiserver's.
 func definitions() common.GetOpenAPIDefinitions {
-	return utilopenapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(generatedopenapi.GetOpenAPIDefinitions)
+	return utilopenapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(func(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
+		defs := generatedopenapi.GetOpenAPIDefinitions(ref)
+		for name, def := range aggregatoropenapi.GetOpenAPIDefinitions(ref) {
+			if _, ok := defs[name]; !ok {
+				defs[name] = def
+			}
+		}
+		return defs
+	})
 }
 
 // namer names definitions and tags each with the group-version-kinds the

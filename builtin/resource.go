@@ -43,6 +43,9 @@ type resource struct {
 	// defaultTable marks the kinds kube prints with its default table
 	// convertor (Name, Created At) rather than a printer of their own.
 	defaultTable bool
+	// printer, when set, is the table convertor of the kind's storage,
+	// for kinds kube's printers do not print (APIServices).
+	printer rest.TableConvertor
 	// virtual marks bindings and componentstatuses, served without
 	// storage (virtual.go); componentStatus is kube's storage of the
 	// latter.
@@ -148,8 +151,13 @@ func (r *resource) strategyOf() registry.Strategy {
 		return namespaceKind{k}
 	case r.group == "" && r.kind == "Pod":
 		return podKind{k}
-	case r.services != nil:
-		return serviceKind{k, r.services}
+	case r.group == "" && r.kind == "Node":
+		return nodeKind{k}
+	case r.group == "" && r.kind == "Service":
+		if r.services == nil {
+			return serviceProxy{k, nil}
+		}
+		return serviceKind{serviceProxy{k, r.services}}
 	}
 	return k
 }

@@ -78,10 +78,7 @@ func (s *Services) Start(ctx context.Context, client networkingclient.Networking
 
 func (s *Services) build(ctx context.Context, client networkingclient.NetworkingV1Interface,
 	serviceCIDRs networkinginformers.ServiceCIDRInformer, ipAddresses networkinginformers.IPAddressInformer) (*servicestore.REST, error) {
-	family := core.IPv4Protocol
-	if netutils.IsIPv6CIDR(&s.cfg.ClusterIPRange) {
-		family = core.IPv6Protocol
-	}
+	family := s.primaryFamily()
 	// As kube-apiserver 1.37: IPAddress objects alone, no bitmap.
 	ips, err := ipallocator.NewMetaAllocator(client, serviceCIDRs, ipAddresses, family == core.IPv6Protocol, nil)
 	if err != nil {
@@ -100,6 +97,15 @@ func (s *Services) build(ctx context.Context, client networkingclient.Networking
 		return nil, fmt.Errorf("builtin: service storage hooks: %w", err)
 	}
 	return rest, nil
+}
+
+// primaryFamily is the cluster's primary IP family, its ClusterIP
+// range's; without Services, IPv4.
+func (s *Services) primaryFamily() core.IPFamily {
+	if s != nil && netutils.IsIPv6CIDR(&s.cfg.ClusterIPRange) {
+		return core.IPv6Protocol
+	}
+	return core.IPv4Protocol
 }
 
 // Destroy stops the allocators' background work.
@@ -140,11 +146,8 @@ func (hooksOnly) GetRESTOptions(resource schema.GroupResource, _ runtime.Object)
 	}, nil
 }
 
-// serviceKind is the Service kind: a kind plus the allocation hooks.
-type serviceKind struct {
-	*kind
-	svcs *Services
-}
+// serviceKind is the Service kind with the allocation hooks of svcs.
+type serviceKind struct{ serviceProxy }
 
 var _ registry.WriteHooks = serviceKind{}
 

@@ -59,9 +59,13 @@ func (k *kind) TableRows(ctx context.Context, items [][]byte) ([]api.TableRow, e
 }
 
 // table prints obj as kube-apiserver's storage for the kind does: with
-// kube's printer, or, for the few kinds kube has none for (roles,
-// limitranges...), with the default convertor's Name and Created At.
+// kube's printer, with the storage's own convertor, or, for the few kinds
+// kube has none for (roles, limitranges...), with the default
+// convertor's Name and Created At.
 func (k *kind) table(ctx context.Context, obj runtime.Object, noHeaders bool) (*metav1.Table, error) {
+	if k.r.printer != nil {
+		return k.r.printer.ConvertToTable(ctx, obj, &metav1.TableOptions{NoHeaders: noHeaders})
+	}
 	if k.r.defaultTable {
 		return rest.NewDefaultTableConvertor(k.gr).ConvertToTable(ctx, obj, &metav1.TableOptions{NoHeaders: noHeaders})
 	}

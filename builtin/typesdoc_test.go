@@ -15,7 +15,9 @@ import (
 	"github.com/miniapi/miniapi/registry"
 )
 
-var update = flag.Bool("update", false, "rewrite the generated table of docs/resource-types.md instead of comparing it")
+// update is the -update flag the package's internal tests define
+// (apiservicepriorities_test.go): one flag rewrites every generated file.
+func update() bool { return flag.Lookup("update").Value.(flag.Getter).Get().(bool) }
 
 // typesDoc is the page that holds the generated table, from this
 // package's directory, and typesSection names the generated part.
@@ -45,7 +47,7 @@ func TestBuiltinTypesDoc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *update {
+	if update() {
 		if want != string(data) {
 			if err := os.WriteFile(filepath.FromSlash(typesDoc), []byte(want), 0o644); err != nil {
 				t.Fatal(err)
@@ -65,11 +67,12 @@ func TestBuiltinTypesDoc(t *testing.T) {
 // must name a served resource: TestBuiltinTypesDoc fails on one that
 // names none, so a note cannot outlive its row.
 var typeNotes = map[string]string{
-	"core/componentstatuses":         "probes etcd, and the controller manager and scheduler on their default ports: `Unhealthy`, as they do not run",
-	"core/namespaces":                "the label `kubernetes.io/metadata.name` kept; emptied by the namespace controller on delete",
-	"core/pods":                      "graceful deletion as kube's pod rules decide; `binding` and `eviction` as kube serves them",
-	"core/services":                  "ClusterIPs and NodePorts from kube's allocators; the `kubernetes` Service kept by its controller",
-	"admissionregistration.k8s.io/*": "stored and validated, never called: [no admission chain](differences.md#no-admission-chain-yet)",
+	"core/componentstatuses":                         "probes etcd, and the controller manager and scheduler on their default ports: `Unhealthy`, as they do not run",
+	"core/namespaces":                                "the label `kubernetes.io/metadata.name` kept; emptied by the namespace controller on delete",
+	"core/pods":                                      "graceful deletion as kube's pod rules decide; `binding` and `eviction` as kube serves them",
+	"core/services":                                  "ClusterIPs and NodePorts from kube's allocators; the `kubernetes` Service kept by its controller",
+	"apiregistration.k8s.io/apiservices":             "one per served group-version, kept by kube-aggregator's controllers; `spec.service` ones are stored, not proxied",
+	"admissionregistration.k8s.io/*":                 "stored and validated, never called: [no admission chain](differences.md#no-admission-chain-yet)",
 	"apiextensions.k8s.io/customresourcedefinitions": "each CRD served at once: [below](#customresourcedefinitions)",
 	"networking.k8s.io/ipaddresses":                  "one per allocated ClusterIP, written by the allocator",
 	"networking.k8s.io/servicecidrs":                 "the `kubernetes` ServiceCIDR kept by its controller",
@@ -122,7 +125,7 @@ func typesTable(types []registry.Type, notes map[string]string) (string, error) 
 			}
 		}
 		if len(connect) > 0 {
-			rowNotes = append(rowNotes, strings.Join(connect, ", ")+plural(connect, " answers", " answer")+" 405: [no kubelet](differences.md#no-kubelet-no-nodes)")
+			rowNotes = append(rowNotes, strings.Join(connect, ", ")+plural(connect, " answers", " answer")+" what kube-apiserver answers when the backend cannot be reached: [no kubelet](differences.md#no-kubelet-no-nodes)")
 		}
 		if len(notYet) > 0 {
 			rowNotes = append(rowNotes, strings.Join(notYet, ", ")+plural(notYet, " is", " are")+" not served yet: [no tokens](differences.md#review-and-token-resources-are-not-served)")

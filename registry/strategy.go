@@ -2,7 +2,7 @@ package registry
 
 import (
 	"context"
-	"io"
+	"net/http"
 	"net/url"
 
 	"github.com/miniapi/miniapi/api"
@@ -302,19 +302,29 @@ type SubresourceCreater interface {
 // Connecter is implemented by strategies that serve ServeConnect
 // subresources.
 type Connecter interface {
-	// Connect answers one request: the stream to send back with
-	// 200 OK (nil for an empty answer), or the error kube-apiserver
-	// answers. The caller closes the stream.
-	Connect(ctx context.Context, store *Store, req ConnectRequest) (io.ReadCloser, error)
+	// Connect checks one request as kube-apiserver does before it
+	// reaches the backend and answers the handler that serves the rest
+	// of it (a stream, an upgrade, a proxied request), or the error
+	// kube-apiserver answers. The handler is called once, with the
+	// request's own ResponseWriter and Request, and writes the errors
+	// it meets on the way through req.Fail.
+	Connect(ctx context.Context, store *Store, req ConnectRequest) (http.Handler, error)
 }
 
 // ConnectRequest is one request to a streaming subresource.
 type ConnectRequest struct {
 	Subresource, Namespace, Name string
-	// Path is what follows a proxy subresource in the URL.
+	// Verb is the request's API verb ("get", "create", ...), as
+	// kube-apiserver names it for authorization.
+	Verb string
+	// Path is what follows a proxy subresource in the URL, as
+	// kube-apiserver passes it on: "" for none, otherwise with a leading
+	// slash and the URL's trailing slash kept.
 	Path string
 	// Query holds the subresource's options (container, command...).
 	Query url.Values
+	// Fail answers err as the request's Status.
+	Fail func(err error)
 }
 
 // ConditionalUpdater is implemented by strategies of kinds whose updates

@@ -2,7 +2,7 @@ package registry
 
 import (
 	"context"
-	"io"
+	"net/http"
 
 	"github.com/miniapi/miniapi/api"
 )
@@ -21,7 +21,7 @@ func (s *Store) CreateSubresource(ctx context.Context, subresource, ns, name str
 
 // Connect serves a request to a streaming subresource (log, exec,
 // proxy) through the kind's strategy. A kind without one answers 405.
-func (s *Store) Connect(ctx context.Context, method string, req ConnectRequest) (io.ReadCloser, error) {
+func (s *Store) Connect(ctx context.Context, req ConnectRequest) (http.Handler, error) {
 	c, ok := s.t.Strategy.(Connecter)
 	if !ok {
 		return nil, api.NewMethodNotAllowed()

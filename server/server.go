@@ -167,6 +167,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		EtcdHealth: func(ctx context.Context) error { return etcd3.Ready(ctx, s.client) },
 		Services:   svcs,
 	}), apiextensions.CRDType())
+	local := localGroupVersions(types)
 	resources, err := readResources(cfg.ResourcesFile)
 	if err != nil {
 		return nil, err
@@ -255,6 +256,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		}
 	}()
 	if err := s.startServices(bg, svcs, cfg); err != nil {
+		return nil, err
+	}
+	if err := s.startAPIServices(bg, local); err != nil {
 		return nil, err
 	}
 	ok = true

@@ -16,6 +16,7 @@ import (
 	networkinginformers "k8s.io/client-go/informers/networking/v1"
 	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	discoveryv1client "k8s.io/client-go/kubernetes/typed/discovery/v1"
 	networkingv1client "k8s.io/client-go/kubernetes/typed/networking/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	networkinglisters "k8s.io/client-go/listers/networking/v1"
@@ -124,15 +125,17 @@ func (s *Server) startServices(ctx context.Context, svcs *builtin.Services, cfg 
 	return nil
 }
 
-// loopbackClient is the kubernetes.Interface kube's Service controllers
-// get: a client of the server's own API for the two groups they use.
-// Building the full clientset would link a client (and an informer) for
-// every group of every version, tens of megabytes, for nothing.
+// loopbackClient is the kubernetes.Interface kube's Service and
+// APIService controllers get: a client of the server's own API for the
+// groups they use. Building the full clientset would link a client (and
+// an informer) for every group of every version, tens of megabytes, for
+// nothing.
 type loopbackClient struct {
-	// The embedded interface is nil: only CoreV1 and NetworkingV1 are
-	// served, the only groups these controllers call.
+	// The embedded interface is nil: only CoreV1, DiscoveryV1 and
+	// NetworkingV1 are served, the only groups these controllers call.
 	kubernetes.Interface
 	core       corev1client.CoreV1Interface
+	discovery  discoveryv1client.DiscoveryV1Interface
 	networking networkingv1client.NetworkingV1Interface
 }
 
@@ -141,15 +144,22 @@ func newLoopbackClient(cfg *rest.Config) (*loopbackClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: loopback client: %w", err)
 	}
+	discovery, err := discoveryv1client.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("server: loopback client: %w", err)
+	}
 	networking, err := networkingv1client.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("server: loopback client: %w", err)
 	}
-	return &loopbackClient{core: core, networking: networking}, nil
+	return &loopbackClient{core: core, discovery: discovery, networking: networking}, nil
 }
 
 // CoreV1 is the core group's client.
 func (c *loopbackClient) CoreV1() corev1client.CoreV1Interface { return c.core }
+
+// DiscoveryV1 is discovery.k8s.io/v1's client.
+func (c *loopbackClient) DiscoveryV1() discoveryv1client.DiscoveryV1Interface { return c.discovery }
 
 // NetworkingV1 is networking.k8s.io/v1's client.
 func (c *loopbackClient) NetworkingV1() networkingv1client.NetworkingV1Interface { return c.networking }

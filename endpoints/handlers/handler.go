@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -147,7 +146,7 @@ type resourceStore interface {
 	PatchScale(ctx context.Context, ns, name, patchType string, patch []byte, opts registry.UpdateOptions) (*registry.Scale, error)
 	ApplyScale(ctx context.Context, ns, name string, patch []byte, opts registry.ApplyOptions) (*registry.Scale, error)
 	CreateSubresource(ctx context.Context, subresource, ns, name string, body []byte, opts registry.CreateOptions) ([]byte, error)
-	Connect(ctx context.Context, method string, req registry.ConnectRequest) (io.ReadCloser, error)
+	Connect(ctx context.Context, req registry.ConnectRequest) (http.Handler, error)
 }
 
 var _ resourceStore = (*registry.Store)(nil)

@@ -30,9 +30,19 @@ func ParseResourcePath(group, version, rest string) (RequestInfo, bool) {
 		info.NamespacedPath = true
 		parts = parts[2:]
 	}
-	if len(parts) > 3 && parts[2] == "proxy" {
-		// A proxy subresource carries the path to proxy to after it.
-		info.SubPath = strings.Join(parts[3:], "/")
+	if len(parts) >= 3 && parts[2] == "proxy" {
+		// A proxy subresource carries the path to proxy to after it,
+		// which kube-apiserver passes on with a leading slash and the
+		// URL's trailing slash: ".../proxy" proxies to "" (and is
+		// redirected to ".../proxy/"), ".../proxy/" to "/".
+		sub := strings.Join(parts[3:], "/")
+		if sub != "" {
+			sub = "/" + sub
+		}
+		if strings.HasSuffix(rest, "/") && !strings.HasSuffix(sub, "/") {
+			sub += "/"
+		}
+		info.SubPath = sub
 		parts = parts[:3]
 	}
 	for _, p := range parts {

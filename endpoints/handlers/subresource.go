@@ -31,50 +31,30 @@ func (q *request) createSubresource() {
 }
 
 // connect answers a streaming subresource (log, exec, attach,
-// portforward, proxy): miniapi runs no kubelet and proxies to nothing, so
-// the kind's strategy answers the error kube-apiserver gives when the
-// backend cannot be reached, after kube's own checks of the request.
+// portforward, proxy): the kind's strategy checks the request as
+// kube-apiserver does and hands back what serves the rest of it. miniapi
+// runs no kubelet and proxies to nothing, so that ends in the error
+// kube-apiserver gives when the backend cannot be reached.
 func (q *request) connect(sr registry.Subresource) {
 	verb := verbOf(q.r.Method)
-	if q.r.Method == http.MethodOptions || q.r.Method == http.MethodHead {
+	if sr.Name == "proxy" && (q.r.Method == http.MethodOptions || q.r.Method == http.MethodHead) {
+		// A proxy passes every method on; HEAD and OPTIONS are gets.
 		verb = "get"
 	}
-	if !slices.Contains(sr.Verbs, verb) {
+	if _, ok := q.t.Strategy.(registry.Connecter); !ok || !slices.Contains(sr.Verbs, verb) {
+		// kube-apiserver's router has no route for the method.
 		q.notAllowed()
 		return
 	}
-	if _, ok := q.t.Strategy.(registry.Connecter); !ok {
-		q.notAllowed()
-		return
-	}
-	stream, err := q.store.Connect(q.r.Context(), q.r.Method, registry.ConnectRequest{
-		Subresource: sr.Name, Namespace: q.info.Namespace, Name: q.info.Name, Path: q.info.SubPath, Query: q.r.URL.Query(),
+	h, err := q.store.Connect(q.r.Context(), registry.ConnectRequest{
+		Subresource: sr.Name, Namespace: q.info.Namespace, Name: q.info.Name, Verb: verb,
+		Path: q.info.SubPath, Query: q.r.URL.Query(), Fail: q.fail,
 	})
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	q.w.Header().Set("Content-Type", "text/plain")
-	q.w.WriteHeader(http.StatusOK)
-	if stream == nil {
-		return
-	}
-	defer stream.Close()
-	// Copy as it comes, for a followed log.
-	rc := http.NewResponseController(q.w)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := stream.Read(buf)
-		if n > 0 {
-			if _, werr := q.w.Write(buf[:n]); werr != nil {
-				return
-			}
-			_ = rc.Flush()
-		}
-		if err != nil {
-			return
-		}
-	}
+	h.ServeHTTP(q.w, q.r)
 }
 
 // virtual serves a resource kube-apiserver does not store (bindings,

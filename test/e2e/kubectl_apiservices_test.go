@@ -1,0 +1,51 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestKubectlAPIServices runs kubectl get apiservices against the built
+// binary: the APIServices kube-apiserver 1.37 registers for its own
+// group-versions are there, printed with its columns, and v1.apps reads
+// as kube-apiserver's (kubectl get apiservice v1.apps -o yaml).
+func TestKubectlAPIServices(t *testing.T) {
+	skipIfShort(t)
+	t.Parallel()
+	srv := kubectlServer(t)
+
+	// They are registered in the background as the server starts.
+	var out string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		out = kubectl(t, srv, "get", "apiservices")
+		if strings.Contains(out, "v2.autoscaling") || time.Now().After(deadline) {
+			break
+		}
+	}
+	rows := tableRows(out)
+	if strings.Join(rows[0], " ") != "NAME SERVICE AVAILABLE AGE" {
+		t.Fatalf("header %v", rows[0])
+	}
+	got := map[string]string{}
+	for _, r := range rows[1:] {
+		got[r[0]] = r[1] + " " + r[2]
+	}
+	for _, name := range []string{"v1.", "v1.apps", "v1.apiextensions.k8s.io", "v1.batch", "v2.autoscaling", "v1.storage.k8s.io"} {
+		if got[name] != "Local True" {
+			t.Errorf("%s: %q, want Local True\n%s", name, got[name], out)
+		}
+	}
+
+	yaml := kubectl(t, srv, "get", "apiservice", "v1.apps", "-o", "yaml")
+	for _, want := range []string{
+		"apiVersion: apiregistration.k8s.io/v1\nkind: APIService\n",
+		"  labels:\n    kube-aggregator.kubernetes.io/automanaged: onstart\n  name: v1.apps\n",
+		"spec:\n  group: apps\n  groupPriorityMinimum: 17800\n  version: v1\n  versionPriority: 15\n",
+		"    message: Local APIServices are always available\n    reason: Local\n    status: \"True\"\n    type: Available\n",
+	} {
+		if !strings.Contains(yaml, want) {
+			t.Errorf("v1.apps lacks\n%s\nin\n%s", want, yaml)
+		}
+	}
+}
