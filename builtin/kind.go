@@ -95,17 +95,31 @@ func (k *kind) newInternal() runtime.Object {
 
 // Decode decodes data into the kind's Go type as kube-apiserver's JSON
 // decoder does (case-sensitive field names, integers kept, strict
-// findings listed), applies the kind's defaults, and returns the result
-// as the Store's object.
+// findings listed), applies the kind's defaults, converts the result to
+// the internal version and back, as kube-apiserver decodes a body into
+// the internal version, and returns it as the Store's object. The
+// conversion's own changes (a Secret's stringData merged into data, a
+// DaemonSet's template generation annotation) are thus there before
+// managedFields are recorded, as in kube-apiserver.
 func (k *kind) Decode(data []byte) (*api.Object, []string, error) {
 	obj := k.newVersioned()
 	strictErrs, err := sigsjson.UnmarshalStrict(data, obj)
 	if err != nil {
-		return nil, nil, api.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", k.r.kind, k.r.version, k.r.kind, err))
+		return nil, nil, k.undecodable(err)
 	}
 	scheme.Default(obj)
+	sent := obj.GetObjectKind().GroupVersionKind()
+	in := k.newInternal()
+	if err := scheme.Convert(obj, in, nil); err != nil {
+		return nil, nil, k.undecodable(err)
+	}
+	obj = k.newVersioned()
+	if err := scheme.Convert(in, obj, nil); err != nil {
+		return nil, nil, k.undecodable(err)
+	}
 	// The body's own apiVersion and kind stay as sent: the Store checks
 	// them against the URL.
+	obj.GetObjectKind().SetGroupVersionKind(sent)
 	out, err := k.encodeVersioned(obj)
 	if err != nil {
 		return nil, nil, err
@@ -115,6 +129,12 @@ func (k *kind) Decode(data []byte) (*api.Object, []string, error) {
 		strict = append(strict, e.Error())
 	}
 	return out, strict, nil
+}
+
+// undecodable is kube-apiserver's 400 for a body that does not decode
+// (or convert) into the kind.
+func (k *kind) undecodable(err error) error {
+	return api.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", k.r.kind, k.r.version, k.r.kind, err))
 }
 
 // toVersioned decodes the Store's object into the served Go type.
