@@ -173,12 +173,17 @@ func (k *kind) internalOf(v runtime.Object) (runtime.Object, error) {
 	return in, nil
 }
 
-// fromInternal converts kube's internal object back into the Store's.
+// fromInternal converts kube's internal object back into the Store's,
+// with the kind's defaults applied again: kube-apiserver applies them to
+// every object it reads from storage, its answer to a write included, so
+// what the strategy left for a default to fill (a Job's labels from its
+// generated template labels, a new claim's Pending phase) is filled.
 func (k *kind) fromInternal(in runtime.Object) (*api.Object, error) {
 	v := k.newVersioned()
 	if err := scheme.Convert(in, v, nil); err != nil {
 		return nil, fmt.Errorf("builtin: convert %s from internal: %w", k.gvk, err)
 	}
+	scheme.Default(v)
 	return k.fromVersioned(v)
 }
 
