@@ -22,7 +22,63 @@ type knownDifference struct {
 // goldenKnownDifferences are the known differences, by case id (kubectl
 // answers by "kubectl " + case id). The JSON and protobuf answers share
 // an entry.
-var goldenKnownDifferences = map[string]knownDifference{}
+var goldenKnownDifferences = map[string]knownDifference{
+	"apiextensions.k8s.io/customresourcedefinitions/gizmos.crd.golden.example.com": {
+		reason: "miniapi serves CRDs with its own Go types and merge schema (apiextensions/types.go, crdschema.go), not apiextensions-apiserver's: an empty status.conditions is left out where kube encodes null, and spec and spec.names are maps that own themselves (\".\") in managedFields; the typed protobuf path does not cover CRDs",
+		diff: []string{
+			"object.metadata.managedFields[0].fieldsV1.f:spec..: kube <absent>, miniapi {}",
+			"object.metadata.managedFields[0].fieldsV1.f:spec.f:names..: kube <absent>, miniapi {}",
+			"object.status.conditions: kube null, miniapi <absent>",
+		},
+	},
+	"certificates.k8s.io/certificatesigningrequests/golden-csr": {
+		reason: "miniapi authenticates no one, so the CSR strategy records no requesting user (kube: the admin token's user); and miniapi's field manager does not drop the fields kube's CSR strategy resets (spec and status), so the create owns spec fields where kube records no managedFields at all (being fixed on branch kinds-bugfixes, c90a6ee)",
+		diff: []string{
+			"object.metadata.managedFields: kube <absent>, miniapi [{\"apiVersion\":\"certificates.k8s.io/v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{\"f:expirationSeconds\":{},\"f:request\":{},\"f:signerName\":{},\"f:usages\":{}}},\"manager\":\"e2e.test\",\"operation\":\"Update\",\"time\":\"\\u003ctimestamp\\u003e\"}]",
+			"object.spec.groups: kube [\"system:masters\",\"system:authenticated\"], miniapi <absent>",
+			"object.spec.uid: kube \"admin-uid\", miniapi <absent>",
+			"object.spec.username: kube \"admin\", miniapi <absent>",
+		},
+	},
+	"core/nodes/golden-node": {
+		reason: "no admission chain yet: kube's TaintNodesByCondition admission plugin adds the not-ready taint to a new Node",
+		diff: []string{
+			"object.spec.taints: kube [{\"effect\":\"NoSchedule\",\"key\":\"dedicated\",\"value\":\"golden\"},{\"effect\":\"NoSchedule\",\"key\":\"node.kubernetes.io/not-ready\"}], miniapi [{\"effect\":\"NoSchedule\",\"key\":\"dedicated\",\"value\":\"golden\"}]",
+		},
+	},
+	"core/persistentvolumeclaims/pvc-basic": {
+		reason: "no admission chain yet: kube's StorageObjectInUseProtection admission plugin adds the pvc-protection finalizer",
+		diff: []string{
+			"object.metadata.finalizers: kube [\"kubernetes.io/pvc-protection\"], miniapi <absent>",
+		},
+	},
+	"core/persistentvolumes/golden-pv": {
+		reason: "no admission chain yet: kube's StorageObjectInUseProtection admission plugin adds the pv-protection finalizer",
+		diff: []string{
+			"object.metadata.finalizers: kube [\"kubernetes.io/pv-protection\"], miniapi <absent>",
+		},
+	},
+	"core/pods/pod-minimal": podAdmission,
+	"core/pods/pod-full":    podAdmission,
+	"storage.k8s.io/volumeattributesclasses/golden-vac": {
+		reason: "no admission chain yet: kube's StorageObjectInUseProtection admission plugin adds the vac-protection finalizer",
+		diff: []string{
+			"object.metadata.finalizers: kube [\"kubernetes.io/vac-protection\"], miniapi <absent>",
+		},
+	},
+}
+
+// podAdmission is how a new pod differs without kube's admission plugins
+// Priority (priority and preemptionPolicy from the default priority) and
+// DefaultTolerationSeconds (the not-ready and unreachable tolerations).
+var podAdmission = knownDifference{
+	reason: "no admission chain yet: kube's Priority and DefaultTolerationSeconds admission plugins",
+	diff: []string{
+		"object.spec.preemptionPolicy: kube \"PreemptLowerPriority\", miniapi <absent>",
+		"object.spec.priority: kube 0, miniapi <absent>",
+		"object.spec.tolerations: kube [{\"effect\":\"NoExecute\",\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\",\"tolerationSeconds\":300},{\"effect\":\"NoExecute\",\"key\":\"node.kubernetes.io/unreachable\",\"operator\":\"Exists\",\"tolerationSeconds\":300}], miniapi <absent>",
+	},
+}
 
 // TestGolden creates every case of the golden corpus on miniapi, as
 // TestGoldenCapture did on kube-apiserver 1.37, and compares the answers
