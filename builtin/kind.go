@@ -139,17 +139,31 @@ func (k *kind) newInternal() runtime.Object {
 
 // Decode decodes data into the kind's Go type as kube-apiserver's JSON
 // decoder does (case-sensitive field names, integers kept, strict
-// findings listed), applies the kind's defaults, and returns the result
-// as the Store's object.
+// findings listed), applies the kind's defaults, converts the result to
+// the internal version and back, as kube-apiserver decodes a body into
+// the internal version, and returns it as the Store's object. The
+// conversion's own changes (a Secret's stringData merged into data, a
+// DaemonSet's template generation annotation) are thus there before
+// managedFields are recorded, as in kube-apiserver.
 func (k *kind) Decode(data []byte) (*api.Object, []string, error) {
 	obj := k.newVersioned()
 	strictErrs, err := sigsjson.UnmarshalStrict(data, obj)
 	if err != nil {
-		return nil, nil, api.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", k.r.kind, k.r.version, k.r.kind, err))
+		return nil, nil, k.undecodable(err)
 	}
 	scheme.Default(obj)
+	sent := obj.GetObjectKind().GroupVersionKind()
+	in := k.newInternal()
+	if err := scheme.Convert(obj, in, nil); err != nil {
+		return nil, nil, k.undecodable(err)
+	}
+	obj = k.newVersioned()
+	if err := scheme.Convert(in, obj, nil); err != nil {
+		return nil, nil, k.undecodable(err)
+	}
 	// The body's own apiVersion and kind stay as sent: the Store checks
 	// them against the URL.
+	obj.GetObjectKind().SetGroupVersionKind(sent)
 	out, err := k.encodeVersioned(obj)
 	if err != nil {
 		return nil, nil, err
@@ -159,6 +173,12 @@ func (k *kind) Decode(data []byte) (*api.Object, []string, error) {
 		strict = append(strict, e.Error())
 	}
 	return out, strict, nil
+}
+
+// undecodable is kube-apiserver's 400 for a body that does not decode
+// (or convert) into the kind.
+func (k *kind) undecodable(err error) error {
+	return api.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", k.r.kind, k.r.version, k.r.kind, err))
 }
 
 // toVersioned decodes the Store's object into the served Go type.
@@ -197,12 +217,17 @@ func (k *kind) internalOf(v runtime.Object) (runtime.Object, error) {
 	return in, nil
 }
 
-// fromInternal converts kube's internal object back into the Store's.
+// fromInternal converts kube's internal object back into the Store's,
+// with the kind's defaults applied again: kube-apiserver applies them to
+// every object it reads from storage, its answer to a write included, so
+// what the strategy left for a default to fill (a Job's labels from its
+// generated template labels, a new claim's Pending phase) is filled.
 func (k *kind) fromInternal(in runtime.Object) (*api.Object, error) {
 	v := k.newVersioned()
 	if err := scheme.Convert(in, v, nil); err != nil {
 		return nil, fmt.Errorf("builtin: convert %s from internal: %w", k.gvk, err)
 	}
+	scheme.Default(v)
 	return k.fromVersioned(v)
 }
 

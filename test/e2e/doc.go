@@ -10,6 +10,9 @@
 //	...
 //	srv.stop(t) // or leave it to t.Cleanup
 //
+// TestGolden compares miniapi's answers for every built-in kind with
+// kube-apiserver's, recorded in testdata/golden (see its README.md).
+//
 // The tests need the Go toolchain (to build the binary) and skip under
 // -short.
 package e2e

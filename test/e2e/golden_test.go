@@ -1,0 +1,211 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// knownDifference is a way miniapi's answer to a golden case differs
+// from kube-apiserver's on purpose or for now: diff is exactly what
+// goldenDiff reports, so the test fails when the difference disappears or
+// changes, and the entry must then go or change with it.
+type knownDifference struct {
+	reason string
+	diff   []string
+}
+
+// goldenKnownDifferences are the known differences, by case id (kubectl
+// answers by "kubectl " + case id). The JSON and protobuf answers share
+// an entry.
+var goldenKnownDifferences = map[string]knownDifference{
+	"apiextensions.k8s.io/customresourcedefinitions/gizmos.crd.golden.example.com": {
+		reason: "miniapi serves CRDs with its own Go types and merge schema (apiextensions/types.go, crdschema.go), not apiextensions-apiserver's: an empty status.conditions is left out where kube encodes null, and spec and spec.names are maps that own themselves (\".\") in managedFields; the typed protobuf path does not cover CRDs",
+		diff: []string{
+			"object.metadata.managedFields[0].fieldsV1.f:spec..: kube <absent>, miniapi {}",
+			"object.metadata.managedFields[0].fieldsV1.f:spec.f:names..: kube <absent>, miniapi {}",
+			"object.status.conditions: kube null, miniapi <absent>",
+		},
+	},
+	"certificates.k8s.io/certificatesigningrequests/golden-csr": {
+		reason: "miniapi authenticates no one, so the CSR strategy records no requesting user (kube: the admin token's user); and miniapi's field manager does not drop the fields kube's CSR strategy resets (spec and status), so the create owns spec fields where kube records no managedFields at all (being fixed on branch kinds-bugfixes, c90a6ee)",
+		diff: []string{
+			"object.metadata.managedFields: kube <absent>, miniapi [{\"apiVersion\":\"certificates.k8s.io/v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{\"f:expirationSeconds\":{},\"f:request\":{},\"f:signerName\":{},\"f:usages\":{}}},\"manager\":\"e2e.test\",\"operation\":\"Update\",\"time\":\"\\u003ctimestamp\\u003e\"}]",
+			"object.spec.groups: kube [\"system:masters\",\"system:authenticated\"], miniapi <absent>",
+			"object.spec.uid: kube \"admin-uid\", miniapi <absent>",
+			"object.spec.username: kube \"admin\", miniapi <absent>",
+		},
+	},
+	"core/nodes/golden-node": {
+		reason: "no admission chain yet: kube's TaintNodesByCondition admission plugin adds the not-ready taint to a new Node",
+		diff: []string{
+			"object.spec.taints: kube [{\"effect\":\"NoSchedule\",\"key\":\"dedicated\",\"value\":\"golden\"},{\"effect\":\"NoSchedule\",\"key\":\"node.kubernetes.io/not-ready\"}], miniapi [{\"effect\":\"NoSchedule\",\"key\":\"dedicated\",\"value\":\"golden\"}]",
+		},
+	},
+	"core/persistentvolumeclaims/pvc-basic": {
+		reason: "no admission chain yet: kube's StorageObjectInUseProtection admission plugin adds the pvc-protection finalizer",
+		diff: []string{
+			"object.metadata.finalizers: kube [\"kubernetes.io/pvc-protection\"], miniapi <absent>",
+		},
+	},
+	"core/persistentvolumes/golden-pv": {
+		reason: "no admission chain yet: kube's StorageObjectInUseProtection admission plugin adds the pv-protection finalizer",
+		diff: []string{
+			"object.metadata.finalizers: kube [\"kubernetes.io/pv-protection\"], miniapi <absent>",
+		},
+	},
+	"core/pods/pod-minimal": podAdmission,
+	"core/pods/pod-full":    podAdmission,
+	"storage.k8s.io/volumeattributesclasses/golden-vac": {
+		reason: "no admission chain yet: kube's StorageObjectInUseProtection admission plugin adds the vac-protection finalizer",
+		diff: []string{
+			"object.metadata.finalizers: kube [\"kubernetes.io/vac-protection\"], miniapi <absent>",
+		},
+	},
+}
+
+// podAdmission is how a new pod differs without kube's admission plugins
+// Priority (priority and preemptionPolicy from the default priority) and
+// DefaultTolerationSeconds (the not-ready and unreachable tolerations).
+var podAdmission = knownDifference{
+	reason: "no admission chain yet: kube's Priority and DefaultTolerationSeconds admission plugins",
+	diff: []string{
+		"object.spec.preemptionPolicy: kube \"PreemptLowerPriority\", miniapi <absent>",
+		"object.spec.priority: kube 0, miniapi <absent>",
+		"object.spec.tolerations: kube [{\"effect\":\"NoExecute\",\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\",\"tolerationSeconds\":300},{\"effect\":\"NoExecute\",\"key\":\"node.kubernetes.io/unreachable\",\"operator\":\"Exists\",\"tolerationSeconds\":300}], miniapi <absent>",
+	},
+}
+
+// TestGolden creates every case of the golden corpus on miniapi, as
+// TestGoldenCapture did on kube-apiserver 1.37, and compares the answers
+// with kube's recorded ones after the same normalization: with the
+// dynamic client in JSON, with client-go's typed Go types in protobuf (a
+// server each), and, for a sample, with kubectl apply, get -o yaml and
+// delete.
+func TestGolden(t *testing.T) {
+	skipIfShort(t)
+	cases := loadGoldenCases(t)
+	want := recordedGoldenAnswers(t, cases)
+
+	t.Run("json", func(t *testing.T) {
+		ctx := context.Background()
+		srv := startServer(t, t.TempDir())
+		g := newGoldenTarget(t, clientConfig(t, srv))
+		g.createNamespaces(ctx, t, goldenNamespaces(cases))
+		for _, c := range cases {
+			got, name := g.createJSON(ctx, t, c)
+			if name != "" {
+				g.remove(ctx, t, c, name)
+			}
+			w := want[c.id()]
+			w.Protobuf = nil
+			checkGolden(t, c.id(), answerDiff(w, got))
+		}
+	})
+
+	t.Run("protobuf", func(t *testing.T) {
+		ctx := context.Background()
+		srv := startServer(t, t.TempDir())
+		g := newGoldenTarget(t, clientConfig(t, srv))
+		g.createNamespaces(ctx, t, goldenNamespaces(cases))
+		typed := 0
+		for _, c := range cases {
+			got, name, ok := g.createProtobuf(ctx, t, c)
+			if !ok {
+				continue
+			}
+			typed++
+			if name != "" {
+				g.remove(ctx, t, c, name)
+			}
+			checkGolden(t, c.id(), answerDiff(want[c.id()].forProtobuf(), got))
+		}
+		// Every kind but CustomResourceDefinitions is client-go's.
+		n := 0
+		for _, c := range cases {
+			if c.group != "apiextensions.k8s.io" {
+				n++
+			}
+		}
+		if typed != n {
+			t.Errorf("%d cases went through client-go's typed Go types, want %d", typed, n)
+		}
+	})
+
+	t.Run("kubectl", func(t *testing.T) {
+		ctx := context.Background()
+		srv := startServer(t, t.TempDir())
+		g := newGoldenTarget(t, clientConfig(t, srv))
+		g.createNamespaces(ctx, t, goldenNamespaces(cases))
+		var recorded []goldenKubectlAnswer
+		readGoldenYAML(t, filepath.Join(goldenDir, goldenKubectlFile), &recorded)
+		got := runGoldenKubectl(t, srv.kubeconfigPath(t), cases)
+		if len(got) != len(recorded) {
+			t.Fatalf("%d kubectl answers recorded for %d cases of the sample: capture again", len(recorded), len(got))
+		}
+		for i := range got {
+			if got[i].Case != recorded[i].Case {
+				t.Fatalf("kubectl answer %d recorded for %s, not %s: capture again", i, recorded[i].Case, got[i].Case)
+			}
+			checkGolden(t, "kubectl "+got[i].Case, goldenDiff(toJSONMap(t, recorded[i]), toJSONMap(t, got[i])))
+		}
+	})
+}
+
+// recordedGoldenAnswers reads kube's answers to the cases, by case id,
+// failing the test unless each case has exactly one.
+func recordedGoldenAnswers(t *testing.T, cases []goldenCase) map[string]goldenAnswer {
+	t.Helper()
+	want := map[string]goldenAnswer{}
+	files := map[string][]goldenCase{}
+	for _, c := range cases {
+		files[c.answersFile()] = append(files[c.answersFile()], c)
+	}
+	for path, cs := range files {
+		var as []goldenAnswer
+		readGoldenYAML(t, path, &as)
+		if len(as) != len(cs) {
+			t.Fatalf("%s: %d answers for %d cases: capture again", path, len(as), len(cs))
+		}
+		for i, c := range cs {
+			if as[i].Case != c.name {
+				t.Fatalf("%s: answer %d is for %s, not %s: capture again", path, i, as[i].Case, c.name)
+			}
+			want[c.id()] = as[i]
+		}
+	}
+	return want
+}
+
+// checkGolden fails the test unless diff is exactly the known difference
+// of the case (none for most), and prints what to list otherwise.
+func checkGolden(t *testing.T, id string, diff []string) {
+	t.Helper()
+	known, isKnown := goldenKnownDifferences[id]
+	if slices.Equal(diff, known.diff) {
+		return
+	}
+	var b strings.Builder
+	for _, line := range diff {
+		fmt.Fprintf(&b, "\t%q,\n", line)
+	}
+	if isKnown {
+		t.Errorf("%s: the known difference (%s) changed; miniapi's answer now differs from kube-apiserver's by:\n%s", id, known.reason, &b)
+		return
+	}
+	t.Errorf("%s: miniapi's answer differs from kube-apiserver's:\n%s", id, &b)
+}
+
+// toJSONMap turns v into its JSON object form.
+func toJSONMap(t *testing.T, v any) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(mustJSON(t, v), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
