@@ -32,9 +32,8 @@ var goldenKnownDifferences = map[string]knownDifference{
 		},
 	},
 	"certificates.k8s.io/certificatesigningrequests/golden-csr": {
-		reason: "miniapi authenticates no one, so the CSR strategy records no requesting user (kube: the admin token's user); and miniapi's field manager does not drop the fields kube's CSR strategy resets (spec and status), so the create owns spec fields where kube records no managedFields at all (being fixed on branch kinds-bugfixes, c90a6ee)",
+		reason: "miniapi authenticates no one, so the CSR strategy records no requesting user (kube: the admin token's user)",
 		diff: []string{
-			"object.metadata.managedFields: kube <absent>, miniapi [{\"apiVersion\":\"certificates.k8s.io/v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{\"f:expirationSeconds\":{},\"f:request\":{},\"f:signerName\":{},\"f:usages\":{}}},\"manager\":\"e2e.test\",\"operation\":\"Update\",\"time\":\"\\u003ctimestamp\\u003e\"}]",
 			"object.spec.groups: kube [\"system:masters\",\"system:authenticated\"], miniapi <absent>",
 			"object.spec.uid: kube \"admin-uid\", miniapi <absent>",
 			"object.spec.username: kube \"admin\", miniapi <absent>",
