@@ -93,8 +93,10 @@ func (c *Controller) watch(ctx context.Context) {
 			delay = retryBase
 		}
 		c.wake()
-		if !sleep(ctx, delay) {
+		select {
+		case <-ctx.Done():
 			return
+		case <-time.After(delay):
 		}
 	}
 }
@@ -153,17 +155,6 @@ func (c *Controller) work(ctx context.Context) {
 		default:
 			retry, delay = nil, retryBase
 		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
 

@@ -100,8 +100,10 @@ func (in *informer) run(ctx context.Context) {
 			continue
 		}
 		in.log.Debug("controllers: watch failed; listing again", "resource", in.store.Type().GVR().String(), "err", err)
-		if !sleep(ctx, delay) {
+		select {
+		case <-ctx.Done():
 			return
+		case <-time.After(delay):
 		}
 		delay = min(2*delay, watchRetryMax)
 	}
@@ -188,17 +190,5 @@ func (in *informer) dropUnseen(seen map[string]bool) {
 			delete(in.known, key)
 			in.changed(m, nil)
 		}
-	}
-}
-
-// sleep waits for d and reports false if ctx ended first.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
