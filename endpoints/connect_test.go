@@ -36,14 +36,14 @@ var connectObjects = []struct{ path, body string }{
 func TestConnectSubresources(t *testing.T) {
 	f := newFixture(t)
 	for _, o := range connectObjects {
-		f.must(http.StatusCreated, http.MethodPost, o.path, o.body)
+		f.Must(http.StatusCreated, http.MethodPost, o.path, o.body)
 	}
 	// Objects are created with status dropped; the pod's IP is status.
-	f.must(http.StatusOK, http.MethodPatch, "/api/v1/namespaces/conn/pods/web/status",
+	f.Must(http.StatusOK, http.MethodPatch, "/api/v1/namespaces/conn/pods/web/status",
 		`{"status":{"podIP":"192.0.2.20","podIPs":[{"ip":"192.0.2.20"}]}}`, "Content-Type", "application/merge-patch+json")
-	f.must(http.StatusOK, http.MethodPatch, "/api/v1/nodes/n1/status",
+	f.Must(http.StatusOK, http.MethodPatch, "/api/v1/nodes/n1/status",
 		`{"status":{"addresses":[{"type":"InternalIP","address":"192.0.2.10"}]}}`, "Content-Type", "application/merge-patch+json")
-	f.must(http.StatusOK, http.MethodPatch, "/api/v1/nodes/local/status",
+	f.Must(http.StatusOK, http.MethodPatch, "/api/v1/nodes/local/status",
 		`{"status":{"addresses":[{"type":"InternalIP","address":"127.0.0.1"}],"daemonEndpoints":{"kubeletEndpoint":{"Port":1}}}}`,
 		"Content-Type", "application/merge-patch+json")
 
@@ -116,13 +116,13 @@ func TestConnectSubresources(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := f.do(c.method, c.path, nil, c.headers...)
-			if r.code != c.code {
-				t.Fatalf("code %d, want %d: %s", r.code, c.code, r.body)
+			r := f.Do(c.method, c.path, nil, c.headers...)
+			if r.Code != c.code {
+				t.Fatalf("code %d, want %d: %s", r.Code, c.code, r.Body)
 			}
-			st := r.obj(t)
+			st := r.Obj(t)
 			if st["kind"] != "Status" || st["status"] != "Failure" || int(st["code"].(float64)) != c.code {
-				t.Fatalf("not a %d failure Status: %s", c.code, r.body)
+				t.Fatalf("not a %d failure Status: %s", c.code, r.Body)
 			}
 			if reason, _ := st["reason"].(string); reason != c.reason {
 				t.Errorf("reason %q, want %q", reason, c.reason)
@@ -135,9 +135,9 @@ func TestConnectSubresources(t *testing.T) {
 
 	t.Run("log of an unscheduled pod", func(t *testing.T) {
 		// There is no log yet: 204 and no body, as kube-apiserver.
-		r := f.do("GET", pods+"unsched/log", nil)
-		if r.code != http.StatusNoContent || len(r.body) != 0 {
-			t.Fatalf("%d %q, want 204 and no body", r.code, r.body)
+		r := f.Do("GET", pods+"unsched/log", nil)
+		if r.Code != http.StatusNoContent || len(r.Body) != 0 {
+			t.Fatalf("%d %q, want 204 and no body", r.Code, r.Body)
 		}
 	})
 	t.Run("proxy redirects to its root", func(t *testing.T) {

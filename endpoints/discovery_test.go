@@ -108,15 +108,15 @@ func TestLegacyDiscovery(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
-			r := f.do("GET", tc.path, nil)
-			if r.code != 200 || r.header.Get("Content-Type") != "application/json" || r.header.Get("Vary") != "Accept" {
-				t.Fatalf("code %d, headers %v: %s", r.code, r.header, r.body)
+			r := f.Do("GET", tc.path, nil)
+			if r.Code != 200 || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Vary") != "Accept" {
+				t.Fatalf("code %d, headers %v: %s", r.Code, r.Header, r.Body)
 			}
-			tc.check(t, r.body)
+			tc.check(t, r.Body)
 		})
 	}
 	for _, path := range []string{"/apis/nope.example.com", "/apis/example.com/v9", "/api/v2"} {
-		f.status(f.do("GET", path, nil), 404, "NotFound")
+		f.Status(f.Do("GET", path, nil), 404, "NotFound")
 	}
 }
 
@@ -138,15 +138,15 @@ func resourceListOf(t *testing.T, b []byte, gv string) map[string]metav1.APIReso
 // aggregated fetches an aggregated discovery document and decodes it.
 func (f *fixture) aggregated(path string) (apidiscoveryv2.APIGroupDiscoveryList, response) {
 	f.t.Helper()
-	r := f.do("GET", path, nil, "Accept", acceptAggregated)
-	if r.code != 200 {
-		f.t.Fatalf("GET %s = %d: %s", path, r.code, r.body)
+	r := f.Do("GET", path, nil, "Accept", acceptAggregated)
+	if r.Code != 200 {
+		f.t.Fatalf("GET %s = %d: %s", path, r.Code, r.Body)
 	}
-	if ct := r.header.Get("Content-Type"); ct != "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList" {
+	if ct := r.Header.Get("Content-Type"); ct != "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList" {
 		f.t.Fatalf("Content-Type = %q", ct)
 	}
 	var list apidiscoveryv2.APIGroupDiscoveryList
-	decodeStrict(f.t, r.body, &list)
+	decodeStrict(f.t, r.Body, &list)
 	if list.Kind != "APIGroupDiscoveryList" || list.APIVersion != "apidiscovery.k8s.io/v2" {
 		f.t.Fatalf("kind %q apiVersion %q", list.Kind, list.APIVersion)
 	}
@@ -170,8 +170,8 @@ func aggregatedResources(list apidiscoveryv2.APIGroupDiscoveryList) map[string]a
 func TestAggregatedDiscovery(t *testing.T) {
 	f := newFixture(t)
 	core, r := f.aggregated("/api")
-	if r.header.Get("ETag") == "" || r.header.Get("Vary") != "Accept" || r.header.Get("Cache-Control") != "public" {
-		t.Errorf("headers = %v", r.header)
+	if r.Header.Get("ETag") == "" || r.Header.Get("Vary") != "Accept" || r.Header.Get("Cache-Control") != "public" {
+		t.Errorf("headers = %v", r.Header)
 	}
 	if len(core.Items) != 1 || core.Items[0].Name != "" || len(core.Items[0].Versions) != 1 ||
 		core.Items[0].Versions[0].Version != "v1" || core.Items[0].Versions[0].Freshness != apidiscoveryv2.DiscoveryFreshnessCurrent {
@@ -237,10 +237,10 @@ func TestDiscoveryNegotiation(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.accept, func(t *testing.T) {
 			for _, path := range []string{"/api", "/apis"} {
-				r := f.do("GET", path, nil, "Accept", tc.accept)
-				got := strings.Contains(r.header.Get("Content-Type"), "APIGroupDiscoveryList")
-				if r.code != 200 || got != tc.aggregated {
-					t.Errorf("%s: code %d, Content-Type %q, want aggregated %v", path, r.code, r.header.Get("Content-Type"), tc.aggregated)
+				r := f.Do("GET", path, nil, "Accept", tc.accept)
+				got := strings.Contains(r.Header.Get("Content-Type"), "APIGroupDiscoveryList")
+				if r.Code != 200 || got != tc.aggregated {
+					t.Errorf("%s: code %d, Content-Type %q, want aggregated %v", path, r.Code, r.Header.Get("Content-Type"), tc.aggregated)
 				}
 			}
 		})
@@ -250,30 +250,30 @@ func TestDiscoveryNegotiation(t *testing.T) {
 func TestAggregatedDiscoveryETag(t *testing.T) {
 	f := newFixture(t)
 	_, first := f.aggregated("/apis")
-	etag := first.header.Get("ETag")
+	etag := first.Header.Get("ETag")
 	if len(etag) < 3 || etag[0] != '"' {
 		t.Fatalf("ETag = %q", etag)
 	}
 	for _, inm := range []string{etag, "W/" + etag, `"other", ` + etag} {
-		r := f.do("GET", "/apis", nil, "Accept", acceptAggregated, "If-None-Match", inm)
-		if r.code != http.StatusNotModified || len(r.body) != 0 || r.header.Get("ETag") != etag {
-			t.Errorf("If-None-Match %s: code %d, ETag %q, body %q", inm, r.code, r.header.Get("ETag"), r.body)
+		r := f.Do("GET", "/apis", nil, "Accept", acceptAggregated, "If-None-Match", inm)
+		if r.Code != http.StatusNotModified || len(r.Body) != 0 || r.Header.Get("ETag") != etag {
+			t.Errorf("If-None-Match %s: code %d, ETag %q, body %q", inm, r.Code, r.Header.Get("ETag"), r.Body)
 		}
 	}
-	if r := f.do("GET", "/apis", nil, "Accept", acceptAggregated, "If-None-Match", `"stale"`); r.code != 200 {
-		t.Errorf("stale ETag: code %d", r.code)
+	if r := f.Do("GET", "/apis", nil, "Accept", acceptAggregated, "If-None-Match", `"stale"`); r.Code != 200 {
+		t.Errorf("stale ETag: code %d", r.Code)
 	}
 	// /api has its own document and tag.
-	if _, core := f.aggregated("/api"); core.header.Get("ETag") == etag {
+	if _, core := f.aggregated("/api"); core.Header.Get("ETag") == etag {
 		t.Error("/api and /apis share an ETag")
 	}
 	// A new type changes the document, so the old tag no longer matches.
 	if err := f.reg.Add(toyType("v1")); err != nil {
 		t.Fatal(err)
 	}
-	r := f.do("GET", "/apis", nil, "Accept", acceptAggregated, "If-None-Match", etag)
-	if r.code != 200 || r.header.Get("ETag") == etag {
-		t.Fatalf("after adding a type: code %d, ETag %q", r.code, r.header.Get("ETag"))
+	r := f.Do("GET", "/apis", nil, "Accept", acceptAggregated, "If-None-Match", etag)
+	if r.Code != 200 || r.Header.Get("ETag") == etag {
+		t.Fatalf("after adding a type: code %d, ETag %q", r.Code, r.Header.Get("ETag"))
 	}
 }
 
@@ -292,7 +292,7 @@ func TestDiscoveryFollowsRegistry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	group := f.must(200, "GET", "/apis/toys.example.org", nil)
+	group := f.Must(200, "GET", "/apis/toys.example.org", nil)
 	if pv := field(group, "preferredVersion.version"); pv != "v1" {
 		t.Errorf("preferred version %v, want v1", pv)
 	}
@@ -308,7 +308,7 @@ func TestDiscoveryFollowsRegistry(t *testing.T) {
 	if !ok || gd.Scope != apidiscoveryv2.ScopeCluster || !slices.Equal(gd.Categories, []string{"all"}) {
 		t.Fatalf("gadgets = %+v (present %v)", gd, ok)
 	}
-	list := resourceListOf(t, f.do("GET", "/apis/toys.example.org/v1beta1", nil).body, "toys.example.org/v1beta1")
+	list := resourceListOf(t, f.Do("GET", "/apis/toys.example.org/v1beta1", nil).Body, "toys.example.org/v1beta1")
 	if g := list["gadgets"]; g.Namespaced || !slices.Equal(g.Categories, []string{"all"}) {
 		t.Errorf("legacy gadgets = %+v", g)
 	}
@@ -318,15 +318,15 @@ func TestDiscoveryFollowsRegistry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f.status(f.do("GET", "/apis/toys.example.org", nil), 404, "NotFound")
-	f.status(f.do("GET", "/apis/toys.example.org/v1", nil), 404, "NotFound")
+	f.Status(f.Do("GET", "/apis/toys.example.org", nil), 404, "NotFound")
+	f.Status(f.Do("GET", "/apis/toys.example.org/v1", nil), 404, "NotFound")
 	apis, _ = f.aggregated("/apis")
 	for key := range aggregatedResources(apis) {
 		if strings.HasPrefix(key, "toys.example.org/") {
 			t.Errorf("%s still listed after removal", key)
 		}
 	}
-	if strings.Contains(string(f.do("GET", "/apis", nil).body), "toys.example.org") {
+	if strings.Contains(string(f.Do("GET", "/apis", nil).Body), "toys.example.org") {
 		t.Error("legacy /apis still lists the removed group")
 	}
 }
@@ -440,14 +440,14 @@ func containsAll(have []string, want ...string) bool {
 func TestDiscoveryTrailingSlash(t *testing.T) {
 	f := newFixture(t)
 	for _, p := range []string{"/api", "/apis", "/apis/apps", "/api/v1", "/apis/apps/v1", "/version"} {
-		want := f.must(200, "GET", p, nil)
-		got := f.must(200, "GET", p+"/", nil)
+		want := f.Must(200, "GET", p, nil)
+		got := f.Must(200, "GET", p+"/", nil)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("GET %s/ answered %v, want what %s answers: %v", p, got, p, want)
 		}
 	}
 	// A resource path with a trailing slash is still the resource.
-	f.must(200, "GET", "/api/v1/namespaces/", nil)
-	f.status(f.do("GET", "/apis/nothing/", nil), 404, "NotFound")
-	f.status(f.do("GET", "/apis/apps/v9/", nil), 404, "NotFound")
+	f.Must(200, "GET", "/api/v1/namespaces/", nil)
+	f.Status(f.Do("GET", "/apis/nothing/", nil), 404, "NotFound")
+	f.Status(f.Do("GET", "/apis/apps/v9/", nil), 404, "NotFound")
 }

@@ -19,7 +19,7 @@ var methodNotAllowed = map[string]any{
 // lists it as kube's /api/v1 does.
 func TestNamespaceFinalize(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("fin"))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("fin"))
 
 	body := map[string]any{
 		"apiVersion": "v1", "kind": "Namespace",
@@ -27,7 +27,7 @@ func TestNamespaceFinalize(t *testing.T) {
 		"spec":     map[string]any{"finalizers": []any{"kubernetes", "example.com/f"}},
 		"status":   map[string]any{"phase": "Terminating"},
 	}
-	got := f.must(200, "PUT", "/api/v1/namespaces/fin/finalize", body)
+	got := f.Must(200, "PUT", "/api/v1/namespaces/fin/finalize", body)
 	if fin := field(got, "spec.finalizers"); !reflect.DeepEqual(fin, []any{"kubernetes", "example.com/f"}) {
 		t.Errorf("spec.finalizers after finalize = %v", fin)
 	}
@@ -43,20 +43,20 @@ func TestNamespaceFinalize(t *testing.T) {
 	}
 
 	body["spec"] = map[string]any{"finalizers": []any{"not a finalizer"}}
-	f.status(f.do("PUT", "/api/v1/namespaces/fin/finalize", body), 422, "Invalid")
-	f.status(f.do("PUT", "/api/v1/namespaces/nothere/finalize", ns("nothere")), 404, "NotFound")
+	f.Status(f.Do("PUT", "/api/v1/namespaces/fin/finalize", body), 422, "Invalid")
+	f.Status(f.Do("PUT", "/api/v1/namespaces/nothere/finalize", ns("nothere")), 404, "NotFound")
 
 	for _, m := range []string{"GET", "PATCH", "POST", "DELETE"} {
-		r := f.do(m, "/api/v1/namespaces/fin/finalize", `{}`, "Content-Type", "application/merge-patch+json")
-		if st := f.status(r, 405, "MethodNotAllowed"); !reflect.DeepEqual(st, methodNotAllowed) {
+		r := f.Do(m, "/api/v1/namespaces/fin/finalize", `{}`, "Content-Type", "application/merge-patch+json")
+		if st := f.Status(r, 405, "MethodNotAllowed"); !reflect.DeepEqual(st, methodNotAllowed) {
 			t.Errorf("%s finalize answered %v, want kube's %v", m, st, methodNotAllowed)
 		}
-		if _, ok := r.header["Allow"]; ok {
+		if _, ok := r.Header["Allow"]; ok {
 			t.Errorf("%s finalize sent an Allow header, which kube-apiserver does not", m)
 		}
 	}
 
-	rl := f.must(200, "GET", "/api/v1", nil)
+	rl := f.Must(200, "GET", "/api/v1", nil)
 	var found map[string]any
 	for _, r := range rl["resources"].([]any) {
 		if r := r.(map[string]any); r["name"] == "namespaces/finalize" {
@@ -84,13 +84,13 @@ func TestMethodNotAllowed(t *testing.T) {
 		{"DELETE", "/api/v1/namespaces"},
 		{"POST", "/api/v1/watch/namespaces"},
 	} {
-		if st := f.status(f.do(c.method, c.path, `{}`), 405, "MethodNotAllowed"); !reflect.DeepEqual(st, methodNotAllowed) {
+		if st := f.Status(f.Do(c.method, c.path, `{}`), 405, "MethodNotAllowed"); !reflect.DeepEqual(st, methodNotAllowed) {
 			t.Errorf("%s %s answered %v, want kube's %v", c.method, c.path, st, methodNotAllowed)
 		}
 	}
-	st := f.status(f.do("GET", "/api/v1/componentstatuses?watch=1", nil), 405, "MethodNotAllowed")
+	st := f.Status(f.Do("GET", "/api/v1/componentstatuses?watch=1", nil), 405, "MethodNotAllowed")
 	if want := `watch is not supported on resources of kind "componentstatuses"`; st["message"] != want {
 		t.Errorf("watch of componentstatuses: %v, want %q", st["message"], want)
 	}
-	f.status(f.do("GET", "/api/v1/watch/componentstatuses", nil), 404, "NotFound")
+	f.Status(f.Do("GET", "/api/v1/watch/componentstatuses", nil), 404, "NotFound")
 }

@@ -60,12 +60,12 @@ func TestOpenAPIV3RoundTrip(t *testing.T) {
 	slices.Sort(paths)
 	for _, p := range paths {
 		t.Run(p, func(t *testing.T) {
-			r := f.do("GET", idx[p], nil)
-			if r.code != 200 {
-				t.Fatalf("GET %s = %d", idx[p], r.code)
+			r := f.Do("GET", idx[p], nil)
+			if r.Code != 200 {
+				t.Fatalf("GET %s = %d", idx[p], r.Code)
 			}
 			var doc spec3.OpenAPI
-			if err := json.Unmarshal(r.body, &doc); err != nil {
+			if err := json.Unmarshal(r.Body, &doc); err != nil {
 				t.Fatalf("unmarshal into spec3.OpenAPI: %v", err)
 			}
 			again, err := json.Marshal(&doc)
@@ -73,7 +73,7 @@ func TestOpenAPIV3RoundTrip(t *testing.T) {
 				t.Fatalf("marshal spec3.OpenAPI: %v", err)
 			}
 			var served, roundTripped any
-			if err := json.Unmarshal(r.body, &served); err != nil {
+			if err := json.Unmarshal(r.Body, &served); err != nil {
 				t.Fatal(err)
 			}
 			if err := json.Unmarshal(again, &roundTripped); err != nil {

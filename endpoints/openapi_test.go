@@ -28,7 +28,7 @@ import (
 // group version.
 func (f *fixture) v3Index() map[string]string {
 	f.t.Helper()
-	idx := f.must(200, "GET", "/openapi/v3", nil)
+	idx := f.Must(200, "GET", "/openapi/v3", nil)
 	out := map[string]string{}
 	for k, v := range idx["paths"].(map[string]any) {
 		out[k] = v.(map[string]any)["serverRelativeURL"].(string)
@@ -54,19 +54,19 @@ func TestOpenAPIV3Endpoints(t *testing.T) {
 	}
 
 	t.Run("hashed URL is cacheable for good", func(t *testing.T) {
-		r := f.do("GET", url, nil)
-		if r.code != 200 || r.header.Get("Content-Type") != "application/json" || r.header.Get("ETag") != `"`+hash+`"` ||
-			r.header.Get("Cache-Control") != "public, immutable" || r.header.Get("Expires") == "" || r.header.Get("Vary") != "Accept" {
-			t.Fatalf("code %d headers %v", r.code, r.header)
+		r := f.Do("GET", url, nil)
+		if r.Code != 200 || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("ETag") != `"`+hash+`"` ||
+			r.Header.Get("Cache-Control") != "public, immutable" || r.Header.Get("Expires") == "" || r.Header.Get("Vary") != "Accept" {
+			t.Fatalf("code %d headers %v", r.Code, r.Header)
 		}
-		if nm := f.do("GET", url, nil, "If-None-Match", `"`+hash+`"`); nm.code != http.StatusNotModified {
-			t.Errorf("If-None-Match: code %d", nm.code)
+		if nm := f.Do("GET", url, nil, "If-None-Match", `"`+hash+`"`); nm.Code != http.StatusNotModified {
+			t.Errorf("If-None-Match: code %d", nm.Code)
 		}
 	})
 	t.Run("unhashed URL is not marked immutable", func(t *testing.T) {
-		r := f.do("GET", path, nil)
-		if r.code != 200 || r.header.Get("Cache-Control") != "" || r.header.Get("ETag") != `"`+hash+`"` {
-			t.Fatalf("code %d headers %v", r.code, r.header)
+		r := f.Do("GET", path, nil)
+		if r.Code != 200 || r.Header.Get("Cache-Control") != "" || r.Header.Get("ETag") != `"`+hash+`"` {
+			t.Fatalf("code %d headers %v", r.Code, r.Header)
 		}
 	})
 	t.Run("stale hash redirects to the current document", func(t *testing.T) {
@@ -82,12 +82,12 @@ func TestOpenAPIV3Endpoints(t *testing.T) {
 	})
 	t.Run("protobuf", func(t *testing.T) {
 		for _, accept := range []string{"application/com.github.proto-openapi.spec.v3.v1.0+protobuf", "application/com.github.proto-openapi.spec.v3@v1.0+protobuf"} {
-			r := f.do("GET", url, nil, "Accept", accept)
-			if r.code != 200 || r.header.Get("Content-Type") != "application/com.github.proto-openapi.spec.v3.v1.0+protobuf" {
-				t.Fatalf("%s: code %d Content-Type %q", accept, r.code, r.header.Get("Content-Type"))
+			r := f.Do("GET", url, nil, "Accept", accept)
+			if r.Code != 200 || r.Header.Get("Content-Type") != "application/com.github.proto-openapi.spec.v3.v1.0+protobuf" {
+				t.Fatalf("%s: code %d Content-Type %q", accept, r.Code, r.Header.Get("Content-Type"))
 			}
 			var doc openapiv3.Document
-			if err := proto.Unmarshal(r.body, &doc); err != nil {
+			if err := proto.Unmarshal(r.Body, &doc); err != nil {
 				t.Fatal(err)
 			}
 			if doc.GetOpenapi() != "3.0.0" || len(doc.GetPaths().GetPath()) == 0 {
@@ -96,9 +96,9 @@ func TestOpenAPIV3Endpoints(t *testing.T) {
 		}
 	})
 	t.Run("errors", func(t *testing.T) {
-		f.status(f.do("GET", "/openapi/v3/apis/nope.example.com/v1", nil), 404, "NotFound")
-		f.status(f.do("GET", path, nil, "Accept", "text/html"), 406, "NotAcceptable")
-		f.status(f.do("GET", "/openapi/v2", nil, "Accept", "text/html"), 406, "NotAcceptable")
+		f.Status(f.Do("GET", "/openapi/v3/apis/nope.example.com/v1", nil), 404, "NotFound")
+		f.Status(f.Do("GET", path, nil, "Accept", "text/html"), 406, "NotAcceptable")
+		f.Status(f.Do("GET", "/openapi/v2", nil, "Accept", "text/html"), 406, "NotAcceptable")
 	})
 }
 
@@ -347,12 +347,12 @@ func TestOpenAPIV3StrategicMerge(t *testing.T) {
 
 func TestOpenAPIV2(t *testing.T) {
 	f := newFixture(t)
-	r := f.do("GET", "/openapi/v2", nil)
-	if r.code != 200 || r.header.Get("Content-Type") != "application/json" || r.header.Get("ETag") == "" {
-		t.Fatalf("code %d headers %v", r.code, r.header)
+	r := f.Do("GET", "/openapi/v2", nil)
+	if r.Code != 200 || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("ETag") == "" {
+		t.Fatalf("code %d headers %v", r.Code, r.Header)
 	}
 	var sw spec.Swagger
-	if err := json.Unmarshal(r.body, &sw); err != nil {
+	if err := json.Unmarshal(r.Body, &sw); err != nil {
 		t.Fatal(err)
 	}
 	if sw.Swagger != "2.0" || len(sw.Paths.Paths) == 0 {
@@ -363,8 +363,8 @@ func TestOpenAPIV2(t *testing.T) {
 	if !ok || md.Ref.String() != "#/definitions/"+defObjectMeta {
 		t.Fatalf("ConfigMap definition: %+v", cm)
 	}
-	if nm := f.do("GET", "/openapi/v2", nil, "If-None-Match", r.header.Get("ETag")); nm.code != http.StatusNotModified {
-		t.Errorf("If-None-Match: code %d", nm.code)
+	if nm := f.Do("GET", "/openapi/v2", nil, "If-None-Match", r.Header.Get("ETag")); nm.Code != http.StatusNotModified {
+		t.Errorf("If-None-Match: code %d", nm.Code)
 	}
 
 	// kubectl reads v2 as protobuf through the discovery client.
@@ -462,7 +462,7 @@ func TestOpenAPIFollowsRegistry(t *testing.T) {
 	if after["api/v1"] != before["api/v1"] {
 		t.Error("an unrelated group version's hash changed")
 	}
-	doc := f.must(200, "GET", url, nil)
+	doc := f.Must(200, "GET", url, nil)
 	def := field(doc, "components.schemas").(map[string]any)["org.example.toys.v1.Gadget"].(map[string]any)
 	if def["description"] != "A toy." || field(def, "properties.spec.description") != "What the gadget does." {
 		t.Errorf("Gadget definition = %v", def)
@@ -471,7 +471,7 @@ func TestOpenAPIFollowsRegistry(t *testing.T) {
 		t.Error("no path for a named gadget")
 	}
 	// v2 drops what Swagger 2.0 cannot say, and still parses.
-	v2 := f.must(200, "GET", "/openapi/v2", nil)
+	v2 := f.Must(200, "GET", "/openapi/v2", nil)
 	spec := field(v2, "definitions").(map[string]any)["org.example.toys.v1.Gadget"].(map[string]any)
 	if size := field(spec, "properties.spec.properties.size").(map[string]any); size["type"] != nil || size["nullable"] != nil {
 		t.Errorf("v2 nullable field = %v", size)
@@ -479,10 +479,10 @@ func TestOpenAPIFollowsRegistry(t *testing.T) {
 	if mode := field(spec, "properties.spec.properties.mode").(map[string]any); mode["oneOf"] != nil {
 		t.Errorf("v2 oneOf field = %v", mode)
 	}
-	pb := f.do("GET", "/openapi/v2", nil, "Accept", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
+	pb := f.Do("GET", "/openapi/v2", nil, "Accept", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
 	var pdoc openapiv2.Document
-	if err := proto.Unmarshal(pb.body, &pdoc); err != nil || pb.code != 200 {
-		t.Fatalf("protobuf v2: code %d, %v", pb.code, err)
+	if err := proto.Unmarshal(pb.Body, &pdoc); err != nil || pb.Code != 200 {
+		t.Fatalf("protobuf v2: code %d, %v", pb.Code, err)
 	}
 	if _, err := openapiproto.NewOpenAPIData(&pdoc); err != nil {
 		t.Fatalf("v2 with the new type does not parse: %v", err)
@@ -495,7 +495,7 @@ func TestOpenAPIFollowsRegistry(t *testing.T) {
 		t.Error("index still lists the removed group version")
 	}
 	path, _, _ := strings.Cut(url, "?")
-	f.status(f.do("GET", path, nil), 404, "NotFound")
+	f.Status(f.Do("GET", path, nil), 404, "NotFound")
 }
 
 // TestOpenAPIMetaDefinitionsMatchGoTypes checks the shared definitions

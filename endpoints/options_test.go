@@ -23,7 +23,7 @@ var gizmoType = registry.Type{
 func warnings(t *testing.T, r response) []string {
 	t.Helper()
 	var out []string
-	for _, h := range r.header.Values("Warning") {
+	for _, h := range r.Header.Values("Warning") {
 		rest, ok := strings.CutPrefix(h, `299 - `)
 		if !ok {
 			t.Fatalf("Warning header %q is not 299 - \"...\"", h)
@@ -42,94 +42,94 @@ func TestFieldValidation(t *testing.T) {
 	if err := f.reg.Add(gizmoType); err != nil {
 		t.Fatal(err)
 	}
-	f.must(201, "POST", "/api/v1/namespaces", `{"metadata":{"name":"fv"}}`)
+	f.Must(201, "POST", "/api/v1/namespaces", `{"metadata":{"name":"fv"}}`)
 	coll := "/apis/example.com/v1/namespaces/fv/gizmos"
 	body := `{"apiVersion":"example.com/v1","kind":"Gizmo","metadata":{"name":"%s"},"spec":{"size":1,"colour":"red","tags":{"a":"1","a":"2"}}}`
 	named := func(n string) string { return strings.Replace(body, "%s", n, 1) }
 
 	t.Run("Strict", func(t *testing.T) {
-		st := f.status(f.do("POST", coll+"?fieldValidation=Strict", named("strict")), 400, "BadRequest")
+		st := f.Status(f.Do("POST", coll+"?fieldValidation=Strict", named("strict")), 400, "BadRequest")
 		want := `Gizmo in version "v1" cannot be handled as a Gizmo: strict decoding error: unknown field "spec.colour", duplicate field "spec.tags.a"`
 		if st["message"] != want {
 			t.Errorf("message\n got %v\nwant %s", st["message"], want)
 		}
-		f.status(f.do("GET", coll+"/strict", nil), 404, "NotFound")
+		f.Status(f.Do("GET", coll+"/strict", nil), 404, "NotFound")
 	})
 	t.Run("Warn is the default", func(t *testing.T) {
 		for _, q := range []string{"?fieldValidation=Warn", ""} {
 			name := "warn" + strings.TrimPrefix(q, "?fieldValidation=")
-			r := f.do("POST", coll+q, named(strings.ToLower(name)))
-			if r.code != 201 {
-				t.Fatalf("POST%s = %d: %s", q, r.code, r.body)
+			r := f.Do("POST", coll+q, named(strings.ToLower(name)))
+			if r.Code != 201 {
+				t.Fatalf("POST%s = %d: %s", q, r.Code, r.Body)
 			}
 			if got, want := warnings(t, r), []string{`unknown field "spec.colour"`, `duplicate field "spec.tags.a"`}; !slices.Equal(got, want) {
 				t.Errorf("POST%s warnings %q, want %q", q, got, want)
 			}
 			// As kube-apiserver, the unknown field is dropped and the last
 			// duplicate kept.
-			if got := field(r.obj(t), "spec"); !jsonEqual(t, got, `{"size":1,"tags":{"a":"2"}}`) {
+			if got := field(r.Obj(t), "spec"); !jsonEqual(t, got, `{"size":1,"tags":{"a":"2"}}`) {
 				t.Errorf("stored spec %v", got)
 			}
 		}
 	})
 	t.Run("Ignore", func(t *testing.T) {
-		r := f.do("POST", coll+"?fieldValidation=Ignore", named("ignore"))
-		if r.code != 201 || len(r.header.Values("Warning")) != 0 {
-			t.Fatalf("POST = %d, warnings %q: %s", r.code, r.header.Values("Warning"), r.body)
+		r := f.Do("POST", coll+"?fieldValidation=Ignore", named("ignore"))
+		if r.Code != 201 || len(r.Header.Values("Warning")) != 0 {
+			t.Fatalf("POST = %d, warnings %q: %s", r.Code, r.Header.Values("Warning"), r.Body)
 		}
-		if got := field(r.obj(t), "spec"); !jsonEqual(t, got, `{"size":1,"tags":{"a":"2"}}`) {
+		if got := field(r.Obj(t), "spec"); !jsonEqual(t, got, `{"size":1,"tags":{"a":"2"}}`) {
 			t.Errorf("stored spec %v", got)
 		}
 	})
 	t.Run("update", func(t *testing.T) {
-		r := f.do("PUT", coll+"/ignore?fieldValidation=Strict", `{"metadata":{"name":"ignore"},"spec":{"size":2},"status":{}}`)
-		st := f.status(r, 400, "BadRequest")
+		r := f.Do("PUT", coll+"/ignore?fieldValidation=Strict", `{"metadata":{"name":"ignore"},"spec":{"size":2},"status":{}}`)
+		st := f.Status(r, 400, "BadRequest")
 		if !strings.HasSuffix(st["message"].(string), `strict decoding error: unknown field "status"`) {
 			t.Errorf("message %v", st["message"])
 		}
 	})
 	t.Run("YAML duplicates", func(t *testing.T) {
 		yml := "metadata:\n  name: yaml\nspec:\n  size: 1\n  size: 2\n"
-		r := f.do("POST", coll, yml, "Content-Type", "application/yaml")
-		if r.code != 201 {
-			t.Fatalf("POST = %d: %s", r.code, r.body)
+		r := f.Do("POST", coll, yml, "Content-Type", "application/yaml")
+		if r.Code != 201 {
+			t.Fatalf("POST = %d: %s", r.Code, r.Body)
 		}
 		if got, want := warnings(t, r), []string{`line 5: key "size" already set in map`}; !slices.Equal(got, want) {
 			t.Errorf("warnings %q, want %q", got, want)
 		}
 	})
 	t.Run("merge patch", func(t *testing.T) {
-		st := f.status(f.do("PATCH", coll+"/ignore?fieldValidation=Strict", `{"spec":{"weight":3}}`, "Content-Type", "application/merge-patch+json"), 422, "Invalid")
+		st := f.Status(f.Do("PATCH", coll+"/ignore?fieldValidation=Strict", `{"spec":{"weight":3}}`, "Content-Type", "application/merge-patch+json"), 422, "Invalid")
 		if msg := st["message"].(string); !strings.HasPrefix(msg, ` "" is invalid: patch: Invalid value: "{`) || !strings.HasSuffix(msg, `": strict decoding error: unknown field "spec.weight"`) {
 			t.Errorf("message %s", msg)
 		}
-		r := f.do("PATCH", coll+"/ignore", `{"spec":{"weight":3,"size":4}}`, "Content-Type", "application/merge-patch+json")
-		if r.code != 200 {
-			t.Fatalf("PATCH = %d: %s", r.code, r.body)
+		r := f.Do("PATCH", coll+"/ignore", `{"spec":{"weight":3,"size":4}}`, "Content-Type", "application/merge-patch+json")
+		if r.Code != 200 {
+			t.Fatalf("PATCH = %d: %s", r.Code, r.Body)
 		}
 		if got, want := warnings(t, r), []string{`unknown field "spec.weight"`}; !slices.Equal(got, want) {
 			t.Errorf("warnings %q, want %q", got, want)
 		}
-		if got := field(r.obj(t), "spec"); !jsonEqual(t, got, `{"size":4,"tags":{"a":"2"}}`) {
+		if got := field(r.Obj(t), "spec"); !jsonEqual(t, got, `{"size":4,"tags":{"a":"2"}}`) {
 			t.Errorf("patched spec %v", got)
 		}
 	})
 	t.Run("json patch", func(t *testing.T) {
-		r := f.do("PATCH", coll+"/ignore", `[{"op":"replace","path":"/spec/size","value":5,"vaule":6}]`, "Content-Type", "application/json-patch+json")
-		if r.code != 200 {
-			t.Fatalf("PATCH = %d: %s", r.code, r.body)
+		r := f.Do("PATCH", coll+"/ignore", `[{"op":"replace","path":"/spec/size","value":5,"vaule":6}]`, "Content-Type", "application/json-patch+json")
+		if r.Code != 200 {
+			t.Fatalf("PATCH = %d: %s", r.Code, r.Body)
 		}
 		if got, want := warnings(t, r), []string{`json patch unknown field "[0].vaule"`}; !slices.Equal(got, want) {
 			t.Errorf("warnings %q, want %q", got, want)
 		}
 	})
 	t.Run("types without a schema take any field", func(t *testing.T) {
-		r := f.do("POST", "/apis/example.com/v1/namespaces/fv/widgets?fieldValidation=Strict", `{"metadata":{"name":"w"},"spec":{"anything":1}}`)
-		if r.code != 201 || len(r.header.Values("Warning")) != 0 {
-			t.Fatalf("POST = %d, warnings %q: %s", r.code, r.header.Values("Warning"), r.body)
+		r := f.Do("POST", "/apis/example.com/v1/namespaces/fv/widgets?fieldValidation=Strict", `{"metadata":{"name":"w"},"spec":{"anything":1}}`)
+		if r.Code != 201 || len(r.Header.Values("Warning")) != 0 {
+			t.Fatalf("POST = %d, warnings %q: %s", r.Code, r.Header.Values("Warning"), r.Body)
 		}
 		// Duplicates are still found, and metadata is still ObjectMeta.
-		st := f.status(f.do("POST", "/apis/example.com/v1/namespaces/fv/widgets?fieldValidation=Strict", `{"metadata":{"name":"w2","nmae":"x"},"spec":{"a":1,"a":2}}`), 400, "BadRequest")
+		st := f.Status(f.Do("POST", "/apis/example.com/v1/namespaces/fv/widgets?fieldValidation=Strict", `{"metadata":{"name":"w2","nmae":"x"},"spec":{"a":1,"a":2}}`), 400, "BadRequest")
 		if !strings.HasSuffix(st["message"].(string), `strict decoding error: unknown field "metadata.nmae", duplicate field "spec.a"`) {
 			t.Errorf("message %v", st["message"])
 		}
@@ -138,35 +138,35 @@ func TestFieldValidation(t *testing.T) {
 
 func TestWriteOptionValidation(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", `{"metadata":{"name":"wo"}}`)
+	f.Must(201, "POST", "/api/v1/namespaces", `{"metadata":{"name":"wo"}}`)
 	cms := "/api/v1/namespaces/wo/configmaps"
 	cm := `{"metadata":{"name":"a"}}`
 
-	st := f.status(f.do("POST", cms+"?fieldValidation=strict", cm), 422, "Invalid")
+	st := f.Status(f.Do("POST", cms+"?fieldValidation=strict", cm), 422, "Invalid")
 	if want := `CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "strict": supported values: "", "Ignore", "Strict", "Warn"`; st["message"] != want {
 		t.Errorf("message\n got %v\nwant %s", st["message"], want)
 	}
-	st = f.status(f.do("POST", cms+"?fieldManager="+strings.Repeat("m", 129), cm), 422, "Invalid")
+	st = f.Status(f.Do("POST", cms+"?fieldManager="+strings.Repeat("m", 129), cm), 422, "Invalid")
 	if !strings.Contains(st["message"].(string), "fieldManager: Too long: may not be more than 128 bytes") {
 		t.Errorf("message %v", st["message"])
 	}
-	f.status(f.do("POST", cms+"?fieldManager=a%07b", cm), 422, "Invalid")
+	f.Status(f.Do("POST", cms+"?fieldManager=a%07b", cm), 422, "Invalid")
 
-	r := f.do("POST", cms+"?fieldManager=kubectl-create", `{"metadata":{"name":"a"},"data":{"k":"v"}}`)
-	if r.code != 201 {
-		t.Fatalf("POST = %d: %s", r.code, r.body)
+	r := f.Do("POST", cms+"?fieldManager=kubectl-create", `{"metadata":{"name":"a"},"data":{"k":"v"}}`)
+	if r.Code != 201 {
+		t.Fatalf("POST = %d: %s", r.Code, r.Body)
 	}
 	if got := warnings(t, r); len(got) != 0 {
 		t.Errorf("warnings %q, want none", got)
 	}
-	if !bytes.Contains(r.body, []byte(`"manager":"kubectl-create"`)) && !bytes.Contains(r.body, []byte(`"manager": "kubectl-create"`)) {
-		t.Errorf("managedFields do not name kubectl-create: %s", r.body)
+	if !bytes.Contains(r.Body, []byte(`"manager":"kubectl-create"`)) && !bytes.Contains(r.Body, []byte(`"manager": "kubectl-create"`)) {
+		t.Errorf("managedFields do not name kubectl-create: %s", r.Body)
 	}
-	st = f.status(f.do("PATCH", cms+"/a?force=true", `{}`, "Content-Type", "application/merge-patch+json"), 422, "Invalid")
+	st = f.Status(f.Do("PATCH", cms+"/a?force=true", `{}`, "Content-Type", "application/merge-patch+json"), 422, "Invalid")
 	if want := `PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch`; st["message"] != want {
 		t.Errorf("message\n got %v\nwant %s", st["message"], want)
 	}
-	st = f.status(f.do("PATCH", cms+"/a", `{}`, "Content-Type", "application/apply-patch+yaml"), 422, "Invalid")
+	st = f.Status(f.Do("PATCH", cms+"/a", `{}`, "Content-Type", "application/apply-patch+yaml"), 422, "Invalid")
 	if want := `PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch`; st["message"] != want {
 		t.Errorf("message\n got %v\nwant %s", st["message"], want)
 	}
@@ -174,10 +174,10 @@ func TestWriteOptionValidation(t *testing.T) {
 
 func TestIgnoredParamsWarn(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", `{"metadata":{"name":"ip"}}`)
+	f.Must(201, "POST", "/api/v1/namespaces", `{"metadata":{"name":"ip"}}`)
 	cms := "/api/v1/namespaces/ip/configmaps"
 	for _, n := range []string{"a", "b", "c"} {
-		f.must(201, "POST", cms, `{"metadata":{"name":"`+n+`"}}`)
+		f.Must(201, "POST", cms, `{"metadata":{"name":"`+n+`"}}`)
 	}
 	tests := []struct {
 		name, method, path, body, want string
@@ -192,9 +192,9 @@ func TestIgnoredParamsWarn(t *testing.T) {
 			if tc.body != "" {
 				body = tc.body
 			}
-			r := f.do(tc.method, tc.path, body)
-			if r.code != http.StatusOK {
-				t.Fatalf("%s %s = %d: %s", tc.method, tc.path, r.code, r.body)
+			r := f.Do(tc.method, tc.path, body)
+			if r.Code != http.StatusOK {
+				t.Fatalf("%s %s = %d: %s", tc.method, tc.path, r.Code, r.Body)
 			}
 			w := warnings(t, r)
 			if len(w) != 1 || !strings.HasPrefix(w[0], tc.want) {
@@ -204,37 +204,37 @@ func TestIgnoredParamsWarn(t *testing.T) {
 	}
 	// Pods honour it: no warning.
 	pods := "/api/v1/namespaces/ip/pods"
-	f.must(201, "POST", pods, `{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`)
-	if r := f.do("DELETE", pods+"/p?gracePeriodSeconds=0", nil); r.code != 200 || len(r.header.Values("Warning")) != 0 {
-		t.Errorf("DELETE pod with gracePeriodSeconds = %d, warnings %q", r.code, r.header.Values("Warning"))
+	f.Must(201, "POST", pods, `{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`)
+	if r := f.Do("DELETE", pods+"/p?gracePeriodSeconds=0", nil); r.Code != 200 || len(r.Header.Values("Warning")) != 0 {
+		t.Errorf("DELETE pod with gracePeriodSeconds = %d, warnings %q", r.Code, r.Header.Values("Warning"))
 	}
-	f.status(f.do("DELETE", cms+"/c?gracePeriodSeconds=soon", nil), 400, "BadRequest")
-	st := f.status(f.do("DELETE", cms+"/c?orphanDependents=true&propagationPolicy=Background", nil), 422, "Invalid")
+	f.Status(f.Do("DELETE", cms+"/c?gracePeriodSeconds=soon", nil), 400, "BadRequest")
+	st := f.Status(f.Do("DELETE", cms+"/c?orphanDependents=true&propagationPolicy=Background", nil), 422, "Invalid")
 	if !strings.Contains(st["message"].(string), "orphanDependents and deletionPropagation cannot be both set") {
 		t.Errorf("message %v", st["message"])
 	}
 	// A plain request has no warnings, nor one with a timeout, which is
 	// honoured.
 	for _, q := range []string{"", "?timeout=30s"} {
-		if r := f.do("GET", cms+q, nil); r.code != 200 || len(r.header.Values("Warning")) != 0 {
-			t.Errorf("GET %s = %d, warnings %q", cms+q, r.code, r.header.Values("Warning"))
+		if r := f.Do("GET", cms+q, nil); r.Code != 200 || len(r.Header.Values("Warning")) != 0 {
+			t.Errorf("GET %s = %d, warnings %q", cms+q, r.Code, r.Header.Values("Warning"))
 		}
 	}
 }
 
 func TestRequestTimeout(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", `{"metadata":{"name":"to"}}`)
+	f.Must(201, "POST", "/api/v1/namespaces", `{"metadata":{"name":"to"}}`)
 	cms := "/api/v1/namespaces/to/configmaps"
-	f.status(f.do("GET", cms+"?timeout=soon", nil), 400, "BadRequest")
+	f.Status(f.Do("GET", cms+"?timeout=soon", nil), 400, "BadRequest")
 	// A timeout that has passed before the write reaches etcd: 504, and
 	// nothing stored.
-	st := f.status(f.do("POST", cms+"?timeout=1ns", `{"metadata":{"name":"late"}}`), 504, "Timeout")
+	st := f.Status(f.Do("POST", cms+"?timeout=1ns", `{"metadata":{"name":"late"}}`), 504, "Timeout")
 	if st["message"] != "request did not complete within requested timeout - context deadline exceeded" {
 		t.Errorf("message %v", st["message"])
 	}
-	f.status(f.do("GET", cms+"/late", nil), 404, "NotFound")
-	f.must(201, "POST", cms+"?timeout=30s", `{"metadata":{"name":"in-time"}}`)
+	f.Status(f.Do("GET", cms+"/late", nil), 404, "NotFound")
+	f.Must(201, "POST", cms+"?timeout=30s", `{"metadata":{"name":"in-time"}}`)
 }
 
 // jsonEqual compares a decoded JSON value with JSON text.

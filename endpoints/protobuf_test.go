@@ -203,7 +203,7 @@ func TestTypedClientProtobuf(t *testing.T) {
 		t.Fatalf("too little traffic recorded: %d bodies, %d answers", len(sent), len(answers))
 	}
 	// What was stored is the same object JSON clients see.
-	j := f.must(200, "GET", "/api/v1/namespaces/ns1/secrets/s", nil)
+	j := f.Must(200, "GET", "/api/v1/namespaces/ns1/secrets/s", nil)
 	if field(j, "data.token") != "aHVudGVyMg==" || field(j, "type") != "Opaque" {
 		t.Fatalf("secret as JSON = %v", j)
 	}
@@ -294,8 +294,8 @@ func TestTypedInformerProtobuf(t *testing.T) {
 
 func TestProtobufEdges(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
-	f.must(201, "POST", "/apis/example.com/v1/namespaces/ns1/widgets", map[string]any{"metadata": map[string]any{"name": "w"}})
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", "/apis/example.com/v1/namespaces/ns1/widgets", map[string]any{"metadata": map[string]any{"name": "w"}})
 
 	// Undecodable protobuf bodies are 400.
 	envelope := func(apiVersion, kind string, raw []byte) string {
@@ -315,8 +315,8 @@ func TestProtobufEdges(t *testing.T) {
 		"truncated object": envelope("v1", "ConfigMap", []byte{0x0a, 0x10, 'a', 'b', 'c'}),
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := f.do("POST", cms, body, "Content-Type", protobufMedia)
-			if st := f.status(r, 400, "BadRequest"); !strings.Contains(st["message"].(string), "ConfigMap") {
+			r := f.Do("POST", cms, body, "Content-Type", protobufMedia)
+			if st := f.Status(r, 400, "BadRequest"); !strings.Contains(st["message"].(string), "ConfigMap") {
 				t.Fatalf("message = %q", st["message"])
 			}
 		})
@@ -326,24 +326,24 @@ func TestProtobufEdges(t *testing.T) {
 	// in protobuf, as kube-apiserver answers a client that accepts only
 	// protobuf), a protobuf body 415, and protobuf-then-JSON is JSON.
 	const widgets = "/apis/example.com/v1/namespaces/ns1/widgets"
-	r := f.do("GET", widgets, nil, "Accept", protobufMedia)
-	if r.code != 406 || r.header.Get("Content-Type") != protobufMedia || !bytes.HasPrefix(r.body, []byte("k8s\x00")) {
-		t.Fatalf("protobuf-only Accept on a custom type: %d %s", r.code, r.header.Get("Content-Type"))
+	r := f.Do("GET", widgets, nil, "Accept", protobufMedia)
+	if r.Code != 406 || r.Header.Get("Content-Type") != protobufMedia || !bytes.HasPrefix(r.Body, []byte("k8s\x00")) {
+		t.Fatalf("protobuf-only Accept on a custom type: %d %s", r.Code, r.Header.Get("Content-Type"))
 	}
-	if r := f.do("GET", widgets+"/w", nil, "Accept", protobufMedia+", application/json"); r.code != 200 || r.header.Get("Content-Type") != "application/json" {
-		t.Fatalf("protobuf-then-JSON on a custom type: %d %s", r.code, r.header.Get("Content-Type"))
+	if r := f.Do("GET", widgets+"/w", nil, "Accept", protobufMedia+", application/json"); r.Code != 200 || r.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("protobuf-then-JSON on a custom type: %d %s", r.Code, r.Header.Get("Content-Type"))
 	}
-	f.status(f.do("POST", widgets, "k8s\x00", "Content-Type", protobufMedia), 415, "UnsupportedMediaType")
+	f.Status(f.Do("POST", widgets, "k8s\x00", "Content-Type", protobufMedia), 415, "UnsupportedMediaType")
 	// Tables are never protobuf.
-	if r := f.do("GET", cms, nil, "Accept", protobufMedia+";as=Table;g=meta.k8s.io;v=v1, application/json"); r.header.Get("Content-Type") != "application/json" || r.obj(t)["kind"] != "ConfigMapList" {
-		t.Fatalf("protobuf Table: %d %s", r.code, r.body)
+	if r := f.Do("GET", cms, nil, "Accept", protobufMedia+";as=Table;g=meta.k8s.io;v=v1, application/json"); r.Header.Get("Content-Type") != "application/json" || r.Obj(t)["kind"] != "ConfigMapList" {
+		t.Fatalf("protobuf Table: %d %s", r.Code, r.Body)
 	}
 	// Built-in kinds answer protobuf when asked first, JSON otherwise.
-	if r := f.do("GET", "/api/v1/namespaces/ns1", nil, "Accept", protobufMedia); r.code != 200 || r.header.Get("Content-Type") != protobufMedia {
-		t.Fatalf("protobuf get: %d %s", r.code, r.header.Get("Content-Type"))
+	if r := f.Do("GET", "/api/v1/namespaces/ns1", nil, "Accept", protobufMedia); r.Code != 200 || r.Header.Get("Content-Type") != protobufMedia {
+		t.Fatalf("protobuf get: %d %s", r.Code, r.Header.Get("Content-Type"))
 	}
-	if r := f.do("GET", "/api/v1/namespaces/ns1", nil, "Accept", "application/json, "+protobufMedia); r.header.Get("Content-Type") != "application/json" {
-		t.Fatalf("JSON-first get answered %s", r.header.Get("Content-Type"))
+	if r := f.Do("GET", "/api/v1/namespaces/ns1", nil, "Accept", "application/json, "+protobufMedia); r.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("JSON-first get answered %s", r.Header.Get("Content-Type"))
 	}
 	// A protobuf watch is length-prefixed WatchEvents.
 	resp := f.rawWatch(t, cms+"?watch=true&resourceVersion=0", "Accept", protobufMedia)

@@ -46,9 +46,9 @@ func newScaleFixture(t *testing.T) *fixture {
 	if err := f.reg.Add(scaledType); err != nil {
 		t.Fatal(err)
 	}
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
-	f.must(201, "POST", doohickeys, map[string]any{"metadata": map[string]any{"name": "g1"}, "spec": map[string]any{"replicas": 3, "color": "red"}})
-	f.must(200, "PATCH", doohickeys+"/g1/status", `{"status":{"replicas":2,"selector":"app=g1"}}`, "Content-Type", "application/merge-patch+json")
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", doohickeys, map[string]any{"metadata": map[string]any{"name": "g1"}, "spec": map[string]any{"replicas": 3, "color": "red"}})
+	f.Must(200, "PATCH", doohickeys+"/g1/status", `{"status":{"replicas":2,"selector":"app=g1"}}`, "Content-Type", "application/merge-patch+json")
 	return f
 }
 
@@ -56,8 +56,8 @@ const doohickeys = "/apis/example.com/v1/namespaces/ns1/doohickeys"
 
 func TestScaleHTTP(t *testing.T) {
 	f := newScaleFixture(t)
-	obj := f.must(200, "GET", doohickeys+"/g1", nil)
-	sc := f.must(200, "GET", doohickeys+"/g1/scale", nil)
+	obj := f.Must(200, "GET", doohickeys+"/g1", nil)
+	sc := f.Must(200, "GET", doohickeys+"/g1/scale", nil)
 	if sc["apiVersion"] != "autoscaling/v1" || sc["kind"] != "Scale" ||
 		field(sc, "spec.replicas") != 3.0 || field(sc, "status.replicas") != 2.0 || field(sc, "status.selector") != "app=g1" {
 		t.Fatalf("scale = %v", sc)
@@ -104,22 +104,22 @@ func TestScaleHTTP(t *testing.T) {
 			headers: []string{"Accept", "application/json;as=Table;g=meta.k8s.io;v=v1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := f.do(tc.method, tc.path, tc.body, tc.headers...)
+			r := f.Do(tc.method, tc.path, tc.body, tc.headers...)
 			if tc.reason != "" {
-				st := f.status(r, tc.code, tc.reason)
+				st := f.Status(r, tc.code, tc.reason)
 				if msg := st["message"].(string); !strings.Contains(msg, tc.msg) {
 					t.Fatalf("message %q, want it to contain %q", msg, tc.msg)
 				}
 				return
 			}
-			if r.code != tc.code {
-				t.Fatalf("code %d, want %d: %s", r.code, tc.code, r.body)
+			if r.Code != tc.code {
+				t.Fatalf("code %d, want %d: %s", r.Code, tc.code, r.Body)
 			}
-			got := r.obj(t)
+			got := r.Obj(t)
 			if field(got, "spec.replicas") != tc.replicas || field(got, "status.replicas") != 2.0 || got["kind"] != "Scale" {
-				t.Fatalf("answer %s", r.body)
+				t.Fatalf("answer %s", r.Body)
 			}
-			obj := f.must(200, "GET", doohickeys+"/g1", nil)
+			obj := f.Must(200, "GET", doohickeys+"/g1", nil)
 			if field(obj, "spec.replicas") != tc.replicas || field(obj, "spec.color") != "red" || field(obj, "status.replicas") != 2.0 {
 				t.Fatalf("object after %s: %v", tc.name, obj)
 			}
@@ -130,45 +130,45 @@ func TestScaleHTTP(t *testing.T) {
 	}
 
 	t.Run("generation", func(t *testing.T) {
-		before := field(f.must(200, "GET", doohickeys+"/g1", nil), "metadata.generation").(float64)
-		f.must(200, "PATCH", doohickeys+"/g1/scale", `{"spec":{"replicas":11}}`, "Content-Type", "application/merge-patch+json")
-		after := field(f.must(200, "GET", doohickeys+"/g1", nil), "metadata.generation").(float64)
+		before := field(f.Must(200, "GET", doohickeys+"/g1", nil), "metadata.generation").(float64)
+		f.Must(200, "PATCH", doohickeys+"/g1/scale", `{"spec":{"replicas":11}}`, "Content-Type", "application/merge-patch+json")
+		after := field(f.Must(200, "GET", doohickeys+"/g1", nil), "metadata.generation").(float64)
 		if after != before+1 {
 			t.Errorf("generation %v -> %v, want one more", before, after)
 		}
 	})
 	t.Run("dry-run", func(t *testing.T) {
-		got := f.must(200, "PUT", doohickeys+"/g1/scale?dryRun=All", `{"spec":{"replicas":30}}`)
-		obj := f.must(200, "GET", doohickeys+"/g1", nil)
+		got := f.Must(200, "PUT", doohickeys+"/g1/scale?dryRun=All", `{"spec":{"replicas":30}}`)
+		obj := f.Must(200, "GET", doohickeys+"/g1", nil)
 		if field(got, "spec.replicas") != 30.0 || field(obj, "spec.replicas") == 30.0 {
 			t.Errorf("dry run answered %v, stored %v", field(got, "spec.replicas"), field(obj, "spec.replicas"))
 		}
 	})
 	t.Run("missing-spec-replicas", func(t *testing.T) {
-		f.must(201, "POST", doohickeys, map[string]any{"metadata": map[string]any{"name": "bare"}})
-		f.status(f.do("GET", doohickeys+"/bare/scale", nil), 500, "InternalError")
-		f.status(f.do("PATCH", doohickeys+"/bare/scale", `{"metadata":{"labels":{"a":"b"}}}`, "Content-Type", "application/merge-patch+json"), 400, "BadRequest")
+		f.Must(201, "POST", doohickeys, map[string]any{"metadata": map[string]any{"name": "bare"}})
+		f.Status(f.Do("GET", doohickeys+"/bare/scale", nil), 500, "InternalError")
+		f.Status(f.Do("PATCH", doohickeys+"/bare/scale", `{"metadata":{"labels":{"a":"b"}}}`, "Content-Type", "application/merge-patch+json"), 400, "BadRequest")
 		// A whole Scale sets it, creating the path.
-		f.must(200, "PUT", doohickeys+"/bare/scale", `{"spec":{"replicas":2}}`)
-		if sc := f.must(200, "GET", doohickeys+"/bare/scale", nil); field(sc, "spec.replicas") != 2.0 || field(sc, "status.replicas") != 0.0 {
+		f.Must(200, "PUT", doohickeys+"/bare/scale", `{"spec":{"replicas":2}}`)
+		if sc := f.Must(200, "GET", doohickeys+"/bare/scale", nil); field(sc, "spec.replicas") != 2.0 || field(sc, "status.replicas") != 0.0 {
 			t.Errorf("scale %v", sc)
 		}
 	})
 	t.Run("yaml", func(t *testing.T) {
-		r := f.do("GET", doohickeys+"/g1/scale", nil, "Accept", "application/yaml")
-		if r.code != 200 || r.header.Get("Content-Type") != "application/yaml" || !bytes.Contains(r.body, []byte("kind: Scale")) {
-			t.Fatalf("code %d %s: %s", r.code, r.header.Get("Content-Type"), r.body)
+		r := f.Do("GET", doohickeys+"/g1/scale", nil, "Accept", "application/yaml")
+		if r.Code != 200 || r.Header.Get("Content-Type") != "application/yaml" || !bytes.Contains(r.Body, []byte("kind: Scale")) {
+			t.Fatalf("code %d %s: %s", r.Code, r.Header.Get("Content-Type"), r.Body)
 		}
 	})
 	t.Run("protobuf", func(t *testing.T) {
 		s := runtime.NewScheme()
 		s.AddKnownTypes(autoscalingv1.SchemeGroupVersion, &autoscalingv1.Scale{})
 		ser := protobuf.NewSerializer(s, s)
-		r := f.do("GET", doohickeys+"/g1/scale", nil, "Accept", "application/vnd.kubernetes.protobuf")
-		if r.code != 200 || r.header.Get("Content-Type") != "application/vnd.kubernetes.protobuf" {
-			t.Fatalf("code %d %s: %s", r.code, r.header.Get("Content-Type"), r.body)
+		r := f.Do("GET", doohickeys+"/g1/scale", nil, "Accept", "application/vnd.kubernetes.protobuf")
+		if r.Code != 200 || r.Header.Get("Content-Type") != "application/vnd.kubernetes.protobuf" {
+			t.Fatalf("code %d %s: %s", r.Code, r.Header.Get("Content-Type"), r.Body)
 		}
-		obj, _, err := ser.Decode(r.body, nil, nil)
+		obj, _, err := ser.Decode(r.Body, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,12 +182,12 @@ func TestScaleHTTP(t *testing.T) {
 		if err := ser.Encode(got, &body); err != nil {
 			t.Fatal(err)
 		}
-		r = f.do("PUT", doohickeys+"/g1/scale", body.Bytes(), "Content-Type", "application/vnd.kubernetes.protobuf")
-		if r.code != 200 {
-			t.Fatalf("protobuf PUT = %d: %s", r.code, r.body)
+		r = f.Do("PUT", doohickeys+"/g1/scale", body.Bytes(), "Content-Type", "application/vnd.kubernetes.protobuf")
+		if r.Code != 200 {
+			t.Fatalf("protobuf PUT = %d: %s", r.Code, r.Body)
 		}
-		if sc := r.obj(t); field(sc, "spec.replicas") != 8.0 {
-			t.Fatalf("protobuf PUT answered %s", r.body)
+		if sc := r.Obj(t); field(sc, "spec.replicas") != 8.0 {
+			t.Fatalf("protobuf PUT answered %s", r.Body)
 		}
 	})
 }
@@ -220,7 +220,7 @@ func TestScaleDiscoveryAndOpenAPI(t *testing.T) {
 		t.Errorf("aggregated doohickeys has no scale: %+v", res.Subresources)
 	}
 
-	doc := f.must(200, "GET", f.v3Index()["apis/example.com/v1"], nil)
+	doc := f.Must(200, "GET", f.v3Index()["apis/example.com/v1"], nil)
 	const scalePath = "/apis/example.com/v1/namespaces/{namespace}/doohickeys/{name}/scale"
 	item, _ := field(doc, "paths").(map[string]any)[scalePath].(map[string]any)
 	for method, id := range map[string]string{"get": "readExampleComV1NamespacedDoohickeyScale", "put": "replaceExampleComV1NamespacedDoohickeyScale", "patch": "patchExampleComV1NamespacedDoohickeyScale"} {
@@ -234,7 +234,7 @@ func TestScaleDiscoveryAndOpenAPI(t *testing.T) {
 	if def, ok := schemas["io.k8s.api.autoscaling.v1.Scale"].(map[string]any); !ok || field(def, "properties.spec") == nil {
 		t.Errorf("v3 Scale schema = %v", def)
 	}
-	v2 := f.must(200, "GET", "/openapi/v2", nil)
+	v2 := f.Must(200, "GET", "/openapi/v2", nil)
 	if field(v2, "paths").(map[string]any)[scalePath] == nil || field(v2, "definitions").(map[string]any)["io.k8s.api.autoscaling.v1.ScaleSpec"] == nil {
 		t.Error("v2 lacks the scale path or definitions")
 	}
@@ -243,10 +243,10 @@ func TestScaleDiscoveryAndOpenAPI(t *testing.T) {
 	}
 	// kubectl builds its models from the protobuf v2 document: every
 	// reference must resolve and Scale must be found by its kind.
-	pb := f.do("GET", "/openapi/v2", nil, "Accept", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
+	pb := f.Do("GET", "/openapi/v2", nil, "Accept", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
 	var pdoc openapiv2.Document
-	if err := proto.Unmarshal(pb.body, &pdoc); err != nil || pb.code != 200 {
-		t.Fatalf("protobuf v2: code %d, %v", pb.code, err)
+	if err := proto.Unmarshal(pb.Body, &pdoc); err != nil || pb.Code != 200 {
+		t.Fatalf("protobuf v2: code %d, %v", pb.Code, err)
 	}
 	models, err := openapiproto.NewOpenAPIData(&pdoc)
 	if err != nil {
@@ -333,11 +333,11 @@ func TestScaleClient(t *testing.T) {
 // must200Body fetches a path that must answer 200 and returns its body.
 func (f *fixture) must200Body(path string) []byte {
 	f.t.Helper()
-	r := f.do(http.MethodGet, path, nil)
-	if r.code != 200 {
-		f.t.Fatalf("GET %s = %d: %s", path, r.code, r.body)
+	r := f.Do(http.MethodGet, path, nil)
+	if r.Code != 200 {
+		f.t.Fatalf("GET %s = %d: %s", path, r.Code, r.Body)
 	}
-	return r.body
+	return r.Body
 }
 
 func TestScaleApplyHTTP(t *testing.T) {
@@ -347,20 +347,20 @@ func TestScaleApplyHTTP(t *testing.T) {
 		if force {
 			q += "&force=true"
 		}
-		return f.do("PATCH", doohickeys+"/g1/scale"+q, body, "Content-Type", "application/apply-patch+yaml")
+		return f.Do("PATCH", doohickeys+"/g1/scale"+q, body, "Content-Type", "application/apply-patch+yaml")
 	}
 	body := "apiVersion: autoscaling/v1\nkind: Scale\nmetadata:\n  name: g1\nspec:\n  replicas: 5\n"
 	// The creator (the fixture's client, by user agent) owns
 	// spec.replicas: a non-forced apply through /scale conflicts.
-	st := f.status(apply("autoscaler", body, false), 409, "Conflict")
+	st := f.Status(apply("autoscaler", body, false), 409, "Conflict")
 	if msg, _ := st["message"].(string); !strings.Contains(msg, ".spec.replicas") {
 		t.Errorf("conflict message %q", msg)
 	}
 	r := apply("autoscaler", body, true)
-	if r.code != 200 {
-		t.Fatalf("forced apply = %d: %s", r.code, r.body)
+	if r.Code != 200 {
+		t.Fatalf("forced apply = %d: %s", r.Code, r.Body)
 	}
-	obj := f.must(200, "GET", doohickeys+"/g1", nil)
+	obj := f.Must(200, "GET", doohickeys+"/g1", nil)
 	if field(obj, "spec.replicas") != 5.0 {
 		t.Errorf("replicas %v, want 5", field(obj, "spec.replicas"))
 	}
@@ -381,5 +381,5 @@ func TestScaleApplyHTTP(t *testing.T) {
 	if !found {
 		t.Errorf("no autoscaler entry in %v", entries)
 	}
-	f.status(f.do("PATCH", doohickeys+"/g1/scale", body, "Content-Type", "application/apply-patch+yaml"), 422, "Invalid")
+	f.Status(f.Do("PATCH", doohickeys+"/g1/scale", body, "Content-Type", "application/apply-patch+yaml"), 422, "Invalid")
 }

@@ -24,25 +24,25 @@ func TestInvalidTimeout(t *testing.T) {
 		"/healthz?timeout=x", "/livez?timeout=x", "/readyz?timeout=x", "/openapi/v2?timeout=x", "/openapi/v3?timeout=x",
 		"/nothing?timeout=x",
 	} {
-		r := f.do("GET", p, nil)
-		if r.code != 400 {
-			t.Errorf("GET %s = %d, want 400: %.200s", p, r.code, r.body)
+		r := f.Do("GET", p, nil)
+		if r.Code != 400 {
+			t.Errorf("GET %s = %d, want 400: %.200s", p, r.Code, r.Body)
 			continue
 		}
 		value := "x"
 		if p == "/version?timeout=bogus" {
 			value = "bogus"
 		}
-		if got := r.obj(t); !reflect.DeepEqual(got, want(value)) {
+		if got := r.Obj(t); !reflect.DeepEqual(got, want(value)) {
 			t.Errorf("GET %s answered\n %v\nwant kube's\n %v", p, got, want(value))
 		}
 	}
 	// Watches are long-running: kube-apiserver does not read ?timeout=.
-	if r := f.do("GET", "/api/v1/namespaces?watch=1&timeoutSeconds=1&timeout=x", nil); r.code != 200 {
-		t.Errorf("watch with timeout=x = %d: %s", r.code, r.body)
+	if r := f.Do("GET", "/api/v1/namespaces?watch=1&timeoutSeconds=1&timeout=x", nil); r.Code != 200 {
+		t.Errorf("watch with timeout=x = %d: %s", r.Code, r.Body)
 	}
 	// A timeout that is not positive leaves the server's own bound.
 	for _, q := range []string{"?timeout=0", "?timeout=-1s", "?timeout="} {
-		f.must(200, "GET", "/api/v1/namespaces"+q, nil)
+		f.Must(200, "GET", "/api/v1/namespaces"+q, nil)
 	}
 }

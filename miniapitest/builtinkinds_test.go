@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/miniapi/miniapi/miniapitest"
@@ -15,13 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
 // appCRD is a namespaced example.com/v1 App whose spec sizes a workload.
@@ -112,39 +108,14 @@ func TestControllerRuntimeBuiltinKinds(t *testing.T) {
 	log.SetLogger(logr.Discard())
 	env := miniapitest.Start(t, miniapitest.WithCRDObjects(appCRD), miniapitest.WithNamespaces("apps"))
 
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mgr, scheme := newManager(t, env)
 	r := &appReconciler{client: mgr.GetClient(), scheme: scheme}
 	if err := ctrl.NewControllerManagedBy(mgr).For(newApp()).
 		Owns(&appsv1.Deployment{}).Owns(&corev1.Service{}).Owns(&corev1.ServiceAccount{}).
 		Named("app").Complete(r); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("manager: %v", err)
-			}
-		case <-time.After(testTimeout):
-			t.Error("manager did not stop")
-		}
-	})
+	ctx := startManager(t, mgr)
 
 	c := mgr.GetClient()
 	w := newApp()

@@ -74,38 +74,12 @@ func TestControllerRuntime(t *testing.T) {
 	log.SetLogger(logr.Discard())
 	env := miniapitest.Start(t, miniapitest.WithCRDObjects(widgetCRD), miniapitest.WithNamespaces("shop"))
 
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mgr, scheme := newManager(t, env)
 	r := &widgetReconciler{client: mgr.GetClient(), scheme: scheme}
 	if err := ctrl.NewControllerManagedBy(mgr).For(newWidget()).Owns(&corev1.ConfigMap{}).Named("widget").Complete(r); err != nil {
 		t.Fatal(err)
 	}
-	// Stop the manager before the server: cleanups run last-in first-out.
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("manager: %v", err)
-			}
-		case <-time.After(testTimeout):
-			t.Error("manager did not stop")
-		}
-	})
+	ctx := startManager(t, mgr)
 
 	c := mgr.GetClient()
 	w := newWidget()
@@ -185,4 +159,46 @@ func retryOnConflict(f func() error) error {
 		}
 	}
 	return errors.Join(errors.New("still conflicting after 10 tries"), err)
+}
+
+// newManager returns a controller-runtime manager on env with client-go's
+// scheme, no metrics or health listeners.
+func newManager(t *testing.T, env *miniapitest.Env) (ctrl.Manager, *runtime.Scheme) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mgr, scheme
+}
+
+// startManager runs mgr until the test ends, and returns the context
+// it runs in. The manager stops before the server: cleanups run
+// last-in first-out.
+func startManager(t *testing.T, mgr ctrl.Manager) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("manager: %v", err)
+			}
+		case <-time.After(testTimeout):
+			t.Error("manager did not stop")
+		}
+	})
+	return ctx
 }

@@ -31,16 +31,16 @@ func (f *fixture) metadataClient() metadata.Interface {
 
 func TestPartialObjectMetadataHTTP(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
-	f.must(201, "POST", cms, configMap("a", map[string]string{"app": "x"}, map[string]string{"k": "v"}))
-	f.must(201, "POST", cms, configMap("b", nil, nil))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", cms, configMap("a", map[string]string{"app": "x"}, map[string]string{"k": "v"}))
+	f.Must(201, "POST", cms, configMap("b", nil, nil))
 
-	po := f.must(200, "GET", cms+"/a", nil, "Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
+	po := f.Must(200, "GET", cms+"/a", nil, "Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
 	if po["kind"] != "PartialObjectMetadata" || po["apiVersion"] != "meta.k8s.io/v1" || fieldAt(po, "metadata.labels.app") != "x" ||
 		fieldAt(po, "metadata.uid") == nil || po["data"] != nil {
 		t.Fatalf("PartialObjectMetadata = %v", po)
 	}
-	l := f.must(200, "GET", cms+"?limit=1", nil, "Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1")
+	l := f.Must(200, "GET", cms+"?limit=1", nil, "Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1")
 	items := l["items"].([]any)
 	if l["kind"] != "PartialObjectMetadataList" || l["apiVersion"] != "meta.k8s.io/v1beta1" || len(items) != 1 ||
 		fieldAt(l, "metadata.continue") == nil || fieldAt(l, "metadata.resourceVersion") == nil || fieldAt(l, "metadata.remainingItemCount") != 1.0 {
@@ -52,7 +52,7 @@ func TestPartialObjectMetadataHTTP(t *testing.T) {
 
 	next, _ := f.watchStream(cms+"?watch=true&resourceVersion="+fieldAt(l, "metadata.resourceVersion").(string),
 		"Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
-	f.must(200, "PATCH", cms+"/a", `{"metadata":{"labels":{"app":"y"}}}`, "Content-Type", "application/merge-patch+json")
+	f.Must(200, "PATCH", cms+"/a", `{"metadata":{"labels":{"app":"y"}}}`, "Content-Type", "application/merge-patch+json")
 	ev := next()
 	obj := ev["object"].(map[string]any)
 	if ev["type"] != "MODIFIED" || obj["kind"] != "PartialObjectMetadata" || fieldAt(obj, "metadata.labels.app") != "y" {
@@ -62,8 +62,8 @@ func TestPartialObjectMetadataHTTP(t *testing.T) {
 
 func TestMetadataClient(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
-	f.must(201, "POST", cms, configMap("a", map[string]string{"app": "x"}, map[string]string{"k": "v"}))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", cms, configMap("a", map[string]string{"app": "x"}, map[string]string{"k": "v"}))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := f.metadataClient().Resource(cmGVR).Namespace("ns1")
@@ -113,9 +113,9 @@ func TestMetadataClient(t *testing.T) {
 
 func TestMetadataInformer(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
 	for _, n := range []string{"a", "b"} {
-		f.must(201, "POST", cms, configMap(n, nil, nil))
+		f.Must(201, "POST", cms, configMap(n, nil, nil))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	factory := metadatainformer.NewSharedInformerFactory(f.metadataClient(), 0)
@@ -160,15 +160,15 @@ func TestMetadataInformer(t *testing.T) {
 	if !seen["add a"] || !seen["add b"] {
 		t.Fatalf("initial events = %v", seen)
 	}
-	f.must(201, "POST", cms, configMap("c", nil, nil))
+	f.Must(201, "POST", cms, configMap("c", nil, nil))
 	if e := next(); e != "add c" {
 		t.Fatalf("event = %q, want add c", e)
 	}
-	f.must(200, "PATCH", cms+"/a", `{"metadata":{"labels":{"app":"z"}}}`, "Content-Type", "application/merge-patch+json")
+	f.Must(200, "PATCH", cms+"/a", `{"metadata":{"labels":{"app":"z"}}}`, "Content-Type", "application/merge-patch+json")
 	if e := next(); e != "update a z" {
 		t.Fatalf("event = %q, want update a z", e)
 	}
-	f.must(200, "DELETE", cms+"/b", nil)
+	f.Must(200, "DELETE", cms+"/b", nil)
 	if e := next(); e != "delete b" {
 		t.Fatalf("event = %q, want delete b", e)
 	}
@@ -176,16 +176,16 @@ func TestMetadataInformer(t *testing.T) {
 
 func TestMetadataClientProtobufCustomType(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
-	f.must(201, "POST", "/apis/example.com/v1/namespaces/ns1/widgets", map[string]any{"metadata": map[string]any{"name": "w", "labels": map[string]any{"a": "b"}}})
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", "/apis/example.com/v1/namespaces/ns1/widgets", map[string]any{"metadata": map[string]any{"name": "w", "labels": map[string]any{"a": "b"}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// The metadata client asks for protobuf PartialObjectMetadata first;
 	// kube-apiserver serves that even for custom resources.
-	r := f.do("GET", "/apis/example.com/v1/namespaces/ns1/widgets/w", nil, "Accept",
+	r := f.Do("GET", "/apis/example.com/v1/namespaces/ns1/widgets/w", nil, "Accept",
 		"application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json")
-	if r.code != 200 || r.header.Get("Content-Type") != mediaProtobuf {
-		t.Fatalf("protobuf PartialObjectMetadata of a widget: %d %s", r.code, r.header.Get("Content-Type"))
+	if r.Code != 200 || r.Header.Get("Content-Type") != mediaProtobuf {
+		t.Fatalf("protobuf PartialObjectMetadata of a widget: %d %s", r.Code, r.Header.Get("Content-Type"))
 	}
 	c := f.metadataClient().Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}).Namespace("ns1")
 	got, err := c.Get(ctx, "w", metav1.GetOptions{})

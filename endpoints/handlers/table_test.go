@@ -64,12 +64,12 @@ func rows(t *testing.T, tbl map[string]any) []map[string]any {
 
 func TestTableBuiltin(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
 	for _, n := range []string{"a", "b", "c"} {
-		f.must(201, "POST", cms, configMap(n, map[string]string{"app": n}, map[string]string{"k": "v"}))
+		f.Must(201, "POST", cms, configMap(n, map[string]string{"app": n}, map[string]string{"k": "v"}))
 	}
 
-	tbl := f.must(200, "GET", cms, nil, "Accept", kubectlTable)
+	tbl := f.Must(200, "GET", cms, nil, "Accept", kubectlTable)
 	if tbl["kind"] != "Table" || tbl["apiVersion"] != "meta.k8s.io/v1" {
 		t.Fatalf("not a v1 Table: %v", tbl)
 	}
@@ -109,7 +109,7 @@ func TestTableBuiltin(t *testing.T) {
 	}
 
 	// Namespaces print their phase.
-	nsTbl := f.must(200, "GET", "/api/v1/namespaces/ns1", nil, "Accept", kubectlTable)
+	nsTbl := f.Must(200, "GET", "/api/v1/namespaces/ns1", nil, "Accept", kubectlTable)
 	if got := columnNames(t, nsTbl); !reflect.DeepEqual(got, []string{"Name", "Status", "Age"}) {
 		t.Fatalf("namespace columns = %v", got)
 	}
@@ -118,8 +118,8 @@ func TestTableBuiltin(t *testing.T) {
 	}
 
 	// One object is a one-row Table with the object's resourceVersion.
-	cm := f.must(200, "GET", cms+"/b", nil)
-	one := f.must(200, "GET", cms+"/b", nil, "Accept", "application/json;as=Table;v=v1beta1;g=meta.k8s.io")
+	cm := f.Must(200, "GET", cms+"/b", nil)
+	one := f.Must(200, "GET", cms+"/b", nil, "Accept", "application/json;as=Table;v=v1beta1;g=meta.k8s.io")
 	if one["apiVersion"] != "meta.k8s.io/v1beta1" || len(rows(t, one)) != 1 ||
 		fieldAt(one, "metadata.resourceVersion") != fieldAt(cm, "metadata.resourceVersion") {
 		t.Fatalf("one-object table = %v", one)
@@ -129,17 +129,17 @@ func TestTableBuiltin(t *testing.T) {
 	}
 
 	// Pages keep their continue token and remaining count.
-	page := f.must(200, "GET", cms+"?limit=2", nil, "Accept", kubectlTable)
+	page := f.Must(200, "GET", cms+"?limit=2", nil, "Accept", kubectlTable)
 	if len(rows(t, page)) != 2 || fieldAt(page, "metadata.continue") == nil || fieldAt(page, "metadata.remainingItemCount") != 1.0 {
 		t.Fatalf("page = %v", page["metadata"])
 	}
 	// Selectors apply as to any list.
-	sel := f.must(200, "GET", cms+"?labelSelector=app%3Dc", nil, "Accept", kubectlTable)
+	sel := f.Must(200, "GET", cms+"?labelSelector=app%3Dc", nil, "Accept", kubectlTable)
 	if rs := rows(t, sel); len(rs) != 1 || rs[0]["cells"].([]any)[0] != "c" {
 		t.Fatalf("selected rows = %v", rs)
 	}
 	// An empty list has no rows, not null.
-	empty := f.must(200, "GET", cms+"?labelSelector=app%3Dzzz", nil, "Accept", kubectlTable)
+	empty := f.Must(200, "GET", cms+"?labelSelector=app%3Dzzz", nil, "Accept", kubectlTable)
 	if rs, ok := empty["rows"].([]any); !ok || len(rs) != 0 {
 		t.Fatalf("empty table rows = %v", empty["rows"])
 	}
@@ -147,28 +147,28 @@ func TestTableBuiltin(t *testing.T) {
 
 func TestTableIncludeObject(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
-	f.must(201, "POST", cms, configMap("a", nil, map[string]string{"k": "v"}))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", cms, configMap("a", nil, map[string]string{"k": "v"}))
 
-	none := f.must(200, "GET", cms+"?includeObject=None", nil, "Accept", kubectlTable)
+	none := f.Must(200, "GET", cms+"?includeObject=None", nil, "Accept", kubectlTable)
 	if r := rows(t, none)[0]; r["object"] != nil {
 		t.Fatalf("includeObject=None row = %v", r)
 	}
-	whole := f.must(200, "GET", cms+"?includeObject=Object", nil, "Accept", kubectlTable)
+	whole := f.Must(200, "GET", cms+"?includeObject=Object", nil, "Accept", kubectlTable)
 	obj := rows(t, whole)[0]["object"].(map[string]any)
 	if obj["kind"] != "ConfigMap" || obj["apiVersion"] != "v1" || fieldAt(obj, "data.k") != "v" {
 		t.Fatalf("includeObject=Object row object = %v", obj)
 	}
-	meta := f.must(200, "GET", cms+"?includeObject=Metadata", nil, "Accept", kubectlTable)
+	meta := f.Must(200, "GET", cms+"?includeObject=Metadata", nil, "Accept", kubectlTable)
 	if po := rows(t, meta)[0]["object"].(map[string]any); po["kind"] != "PartialObjectMetadata" {
 		t.Fatalf("includeObject=Metadata row object = %v", po)
 	}
-	st := f.status(f.do("GET", cms+"?includeObject=Everything", nil, "Accept", kubectlTable), 400, "BadRequest")
+	st := f.Status(f.Do("GET", cms+"?includeObject=Everything", nil, "Accept", kubectlTable), 400, "BadRequest")
 	if st["message"] != `Unable to convert to Table as requested: includeObject: Invalid value: "Everything": must be 'Metadata', 'Object', 'None', or empty` {
 		t.Fatalf("message = %q", st["message"])
 	}
 	// Without a Table, includeObject means nothing.
-	f.must(200, "GET", cms+"?includeObject=Everything", nil)
+	f.Must(200, "GET", cms+"?includeObject=Everything", nil)
 }
 
 func TestTablePrinterColumns(t *testing.T) {
@@ -176,14 +176,14 @@ func TestTablePrinterColumns(t *testing.T) {
 	if err := f.reg.Add(gadgetType); err != nil {
 		t.Fatal(err)
 	}
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
 	const gadgets = "/apis/example.com/v1/namespaces/ns1/gadgets"
-	f.must(201, "POST", gadgets, gadget("g1", map[string]any{
+	f.Must(201, "POST", gadgets, gadget("g1", map[string]any{
 		"color": "red", "size": 3, "weight": 1.5, "tags": []string{"x", "y"},
 	}))
-	f.must(201, "POST", gadgets, gadget("g2", map[string]any{"color": 7, "size": "big"}))
+	f.Must(201, "POST", gadgets, gadget("g2", map[string]any{"color": 7, "size": "big"}))
 
-	tbl := f.must(200, "GET", gadgets, nil, "Accept", kubectlTable)
+	tbl := f.Must(200, "GET", gadgets, nil, "Accept", kubectlTable)
 	want := []string{"Name", "Color", "Size", "Weight", "Ready", "Tags", "Missing", "Created"}
 	if got := columnNames(t, tbl); !reflect.DeepEqual(got, want) {
 		t.Fatalf("columns = %v, want %v (declared columns are the table after Name)", got, want)
@@ -215,8 +215,8 @@ func TestTablePrinterColumns(t *testing.T) {
 	}
 
 	// A type without printer columns gets Name and Age.
-	f.must(201, "POST", "/apis/example.com/v1/namespaces/ns1/widgets", map[string]any{"metadata": map[string]any{"name": "w"}})
-	wt := f.must(200, "GET", "/apis/example.com/v1/namespaces/ns1/widgets", nil, "Accept", kubectlTable)
+	f.Must(201, "POST", "/apis/example.com/v1/namespaces/ns1/widgets", map[string]any{"metadata": map[string]any{"name": "w"}})
+	wt := f.Must(200, "GET", "/apis/example.com/v1/namespaces/ns1/widgets", nil, "Accept", kubectlTable)
 	if got := columnNames(t, wt); !reflect.DeepEqual(got, []string{"Name", "Age"}) {
 		t.Fatalf("widget columns = %v", got)
 	}
@@ -275,14 +275,14 @@ func (f *fixture) watchStream(path string, headers ...string) (next func() map[s
 
 func TestTableWatch(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
 	// As kubectl get -w: list, then watch from the list's revision.
-	list := f.must(200, "GET", cms, nil, "Accept", kubectlTable)
+	list := f.Must(200, "GET", cms, nil, "Accept", kubectlTable)
 	next, resp := f.watchStream(cms+"?watch=true&resourceVersion="+fieldAt(list, "metadata.resourceVersion").(string), "Accept", kubectlTable)
 	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 		t.Fatalf("Content-Type = %q", ct)
 	}
-	f.must(201, "POST", cms, configMap("a", nil, nil))
+	f.Must(201, "POST", cms, configMap("a", nil, nil))
 	first := next()
 	if first["type"] != "ADDED" {
 		t.Fatalf("first event = %v", first)
@@ -294,8 +294,8 @@ func TestTableWatch(t *testing.T) {
 	if rs := rows(t, tbl); len(rs) != 1 || rs[0]["cells"].([]any)[0] != "a" {
 		t.Fatalf("first rows = %v", rs)
 	}
-	f.must(201, "POST", cms, configMap("b", nil, nil))
-	f.must(200, "DELETE", cms+"/a", nil)
+	f.Must(201, "POST", cms, configMap("b", nil, nil))
+	f.Must(200, "DELETE", cms+"/a", nil)
 	for _, want := range []struct{ typ, name string }{{"ADDED", "b"}, {"DELETED", "a"}} {
 		ev := next()
 		tbl := ev["object"].(map[string]any)
@@ -314,32 +314,32 @@ func TestTableWatch(t *testing.T) {
 
 func TestConversionErrors(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
-	f.must(201, "POST", cms, configMap("a", nil, nil))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", cms, configMap("a", nil, nil))
 	// Errors stay Status, whatever the conversion asked for.
-	r := f.do("GET", cms+"/missing", nil, "Accept", kubectlTable)
-	if f.status(r, 404, "NotFound"); r.header.Get("Content-Type") != "application/json" {
-		t.Fatalf("error Content-Type = %q", r.header.Get("Content-Type"))
+	r := f.Do("GET", cms+"/missing", nil, "Accept", kubectlTable)
+	if f.Status(r, 404, "NotFound"); r.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("error Content-Type = %q", r.Header.Get("Content-Type"))
 	}
 	// Conversions miniapi cannot produce are skipped; with nothing else
 	// acceptable that is 406.
-	f.status(f.do("GET", cms, nil, "Accept", "application/json;as=Deployment;g=apps;v=v1"), 406, "NotAcceptable")
-	f.status(f.do("GET", cms, nil, "Accept", "application/json;as=Table;g=meta.k8s.io;v=v2"), 406, "NotAcceptable")
-	f.status(f.do("GET", cms+"?watch=true", nil, "Accept", "application/json;as=Bogus;g=meta.k8s.io;v=v1"), 406, "NotAcceptable")
+	f.Status(f.Do("GET", cms, nil, "Accept", "application/json;as=Deployment;g=apps;v=v1"), 406, "NotAcceptable")
+	f.Status(f.Do("GET", cms, nil, "Accept", "application/json;as=Table;g=meta.k8s.io;v=v2"), 406, "NotAcceptable")
+	f.Status(f.Do("GET", cms+"?watch=true", nil, "Accept", "application/json;as=Bogus;g=meta.k8s.io;v=v1"), 406, "NotAcceptable")
 	// A list conversion for one object and the reverse are 406.
-	st := f.status(f.do("GET", cms+"/a", nil, "Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"), 406, "NotAcceptable")
+	st := f.Status(f.Do("GET", cms+"/a", nil, "Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"), 406, "NotAcceptable")
 	if st["message"] != "you requested PartialObjectMetadataList, but the requested object is not a list" {
 		t.Fatalf("message = %q", st["message"])
 	}
-	f.status(f.do("GET", cms, nil, "Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"), 406, "NotAcceptable")
+	f.Status(f.Do("GET", cms, nil, "Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"), 406, "NotAcceptable")
 	// Writes answer in the requested conversion too.
-	created := f.must(201, "POST", cms, configMap("b", nil, nil), "Accept", kubectlTable)
+	created := f.Must(201, "POST", cms, configMap("b", nil, nil), "Accept", kubectlTable)
 	if created["kind"] != "Table" || rows(t, created)[0]["cells"].([]any)[0] != "b" {
 		t.Fatalf("create as Table = %v", created)
 	}
 	// YAML Tables are JSON Tables in YAML.
-	y := f.do("GET", cms, nil, "Accept", "application/yaml;as=Table;g=meta.k8s.io;v=v1")
-	if y.code != 200 || y.header.Get("Content-Type") != "application/yaml" || !strings.Contains(string(y.body), "kind: Table") || !strings.Contains(string(y.body), "columnDefinitions:") {
-		t.Fatalf("YAML table: %d %s", y.code, y.body)
+	y := f.Do("GET", cms, nil, "Accept", "application/yaml;as=Table;g=meta.k8s.io;v=v1")
+	if y.Code != 200 || y.Header.Get("Content-Type") != "application/yaml" || !strings.Contains(string(y.Body), "kind: Table") || !strings.Contains(string(y.Body), "columnDefinitions:") {
+		t.Fatalf("YAML table: %d %s", y.Code, y.Body)
 	}
 }

@@ -15,8 +15,8 @@ const cms = "/api/v1/namespaces/ns1/configmaps"
 
 func TestCreateSetsServerMetadata(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
-	got := f.must(201, "POST", cms, configMap("a", nil, map[string]string{"k": "v"}))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	got := f.Must(201, "POST", cms, configMap("a", nil, map[string]string{"k": "v"}))
 	for _, path := range []string{"metadata.uid", "metadata.resourceVersion", "metadata.creationTimestamp"} {
 		if s, _ := fieldAt(got, path).(string); s == "" {
 			t.Errorf("%s not set: %v", path, got)
@@ -26,31 +26,31 @@ func TestCreateSetsServerMetadata(t *testing.T) {
 	if fieldAt(got, "metadata.generation") != nil || fieldAt(got, "metadata.namespace") != "ns1" {
 		t.Errorf("generation/namespace wrong: %v", got["metadata"])
 	}
-	read := f.must(200, "GET", cms+"/a", nil)
+	read := f.Must(200, "GET", cms+"/a", nil)
 	if fieldAt(read, "metadata.resourceVersion") != fieldAt(got, "metadata.resourceVersion") {
 		t.Errorf("get RV %v != create RV %v", fieldAt(read, "metadata.resourceVersion"), fieldAt(got, "metadata.resourceVersion"))
 	}
-	f.status(f.do("POST", cms, configMap("a", nil, nil)), 409, "AlreadyExists")
+	f.Status(f.Do("POST", cms, configMap("a", nil, nil)), 409, "AlreadyExists")
 }
 
 func TestCreateChecksNamespaceAndType(t *testing.T) {
 	f := newFixture(t)
-	f.status(f.do("POST", cms, configMap("a", nil, nil)), 404, "NotFound") // namespace missing
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Status(f.Do("POST", cms, configMap("a", nil, nil)), 404, "NotFound") // namespace missing
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
 	wrongNS := configMap("a", nil, nil)
 	wrongNS["metadata"].(map[string]any)["namespace"] = "other"
-	f.status(f.do("POST", cms, wrongNS), 400, "BadRequest")
+	f.Status(f.Do("POST", cms, wrongNS), 400, "BadRequest")
 	wrongKind := configMap("a", nil, nil)
 	wrongKind["kind"] = "Secret"
-	f.status(f.do("POST", cms, wrongKind), 400, "BadRequest")
+	f.Status(f.Do("POST", cms, wrongKind), 400, "BadRequest")
 	wrongVersion := configMap("a", nil, nil)
 	wrongVersion["apiVersion"] = "v2"
-	f.status(f.do("POST", cms, wrongVersion), 400, "BadRequest")
+	f.Status(f.Do("POST", cms, wrongVersion), 400, "BadRequest")
 	withRV := configMap("a", nil, nil)
 	withRV["metadata"].(map[string]any)["resourceVersion"] = "5"
-	f.status(f.do("POST", cms, withRV), 400, "BadRequest")
+	f.Status(f.Do("POST", cms, withRV), 400, "BadRequest")
 	// Missing apiVersion and kind are filled in from the URL.
-	got := f.must(201, "POST", cms, map[string]any{"metadata": map[string]any{"name": "b"}})
+	got := f.Must(201, "POST", cms, map[string]any{"metadata": map[string]any{"name": "b"}})
 	if got["kind"] != "ConfigMap" || got["apiVersion"] != "v1" {
 		t.Fatalf("type not defaulted: %v", got)
 	}
@@ -58,8 +58,8 @@ func TestCreateChecksNamespaceAndType(t *testing.T) {
 
 func TestCreateValidation(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
-	st := f.status(f.do("POST", cms, configMap("Bad_Name", map[string]string{"bad key!": "v"}, nil)), 422, "Invalid")
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	st := f.Status(f.Do("POST", cms, configMap("Bad_Name", map[string]string{"bad key!": "v"}, nil)), 422, "Invalid")
 	causes := fieldAt(st, "details.causes").([]any)
 	fields := map[string]bool{}
 	for _, c := range causes {
@@ -71,9 +71,9 @@ func TestCreateValidation(t *testing.T) {
 	if !strings.HasPrefix(st["message"].(string), `ConfigMap "Bad_Name" is invalid: `) {
 		t.Fatalf("message = %q", st["message"])
 	}
-	f.status(f.do("POST", cms, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{}}), 422, "Invalid")
+	f.Status(f.Do("POST", cms, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{}}), 422, "Invalid")
 	// Nothing was stored.
-	list := f.must(200, "GET", cms, nil)
+	list := f.Must(200, "GET", cms, nil)
 	if n := len(list["items"].([]any)); n != 0 {
 		t.Fatalf("%d objects stored after rejected creates", n)
 	}
@@ -81,10 +81,10 @@ func TestCreateValidation(t *testing.T) {
 
 func TestGenerateName(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
 	seen := map[string]bool{}
 	for i := 0; i < 5; i++ {
-		got := f.must(201, "POST", cms, map[string]any{"metadata": map[string]any{"generateName": "gen-"}})
+		got := f.Must(201, "POST", cms, map[string]any{"metadata": map[string]any{"generateName": "gen-"}})
 		name := fieldAt(got, "metadata.name").(string)
 		if !strings.HasPrefix(name, "gen-") || len(name) != len("gen-")+5 || seen[name] {
 			t.Fatalf("generated name %q", name)
@@ -95,19 +95,19 @@ func TestGenerateName(t *testing.T) {
 
 func TestUpdateSemantics(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
-	created := f.must(201, "POST", cms, configMap("a", nil, map[string]string{"k": "v1"}))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	created := f.Must(201, "POST", cms, configMap("a", nil, map[string]string{"k": "v1"}))
 	rv := fieldAt(created, "metadata.resourceVersion").(string)
 
 	// A no-op update writes nothing and keeps the resourceVersion.
-	same := f.must(200, "PUT", cms+"/a", created)
+	same := f.Must(200, "PUT", cms+"/a", created)
 	if fieldAt(same, "metadata.resourceVersion") != rv {
 		t.Fatalf("no-op update moved RV %s -> %v", rv, fieldAt(same, "metadata.resourceVersion"))
 	}
 
 	changed := configMap("a", nil, map[string]string{"k": "v2"})
 	changed["metadata"].(map[string]any)["resourceVersion"] = rv
-	updated := f.must(200, "PUT", cms+"/a", changed)
+	updated := f.Must(200, "PUT", cms+"/a", changed)
 	if fieldAt(updated, "metadata.resourceVersion") == rv || fieldAt(updated, "metadata.generation") != nil {
 		t.Fatalf("update did not move RV, or gave a ConfigMap a generation: %v", updated["metadata"])
 	}
@@ -116,135 +116,135 @@ func TestUpdateSemantics(t *testing.T) {
 	}
 
 	// Stale resourceVersion: 409, and the stored object is untouched.
-	f.status(f.do("PUT", cms+"/a", changed), 409, "Conflict")
-	if got := f.must(200, "GET", cms+"/a", nil); fieldAt(got, "data.k") != "v2" {
+	f.Status(f.Do("PUT", cms+"/a", changed), 409, "Conflict")
+	if got := f.Must(200, "GET", cms+"/a", nil); fieldAt(got, "data.k") != "v2" {
 		t.Fatalf("stored data changed by a rejected update: %v", got)
 	}
 	// Unconditional update (no resourceVersion) succeeds.
-	f.must(200, "PUT", cms+"/a", configMap("a", nil, map[string]string{"k": "v3"}))
+	f.Must(200, "PUT", cms+"/a", configMap("a", nil, map[string]string{"k": "v3"}))
 	// Missing object, mismatched name, changed uid.
-	f.status(f.do("PUT", cms+"/missing", configMap("missing", nil, nil)), 404, "NotFound")
-	f.status(f.do("PUT", cms+"/a", configMap("b", nil, nil)), 400, "BadRequest")
+	f.Status(f.Do("PUT", cms+"/missing", configMap("missing", nil, nil)), 404, "NotFound")
+	f.Status(f.Do("PUT", cms+"/a", configMap("b", nil, nil)), 400, "BadRequest")
 	badUID := configMap("a", nil, nil)
 	badUID["metadata"].(map[string]any)["uid"] = "not-the-uid"
-	f.status(f.do("PUT", cms+"/a", badUID), 422, "Invalid")
+	f.Status(f.Do("PUT", cms+"/a", badUID), 422, "Invalid")
 }
 
 func TestPatchTypes(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
-	f.must(201, "POST", cms, configMap("a", map[string]string{"app": "x"}, map[string]string{"k": "v"}))
-	got := f.must(200, "PATCH", cms+"/a", `{"data":{"k2":"v2"}}`, "Content-Type", "application/merge-patch+json")
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", cms, configMap("a", map[string]string{"app": "x"}, map[string]string{"k": "v"}))
+	got := f.Must(200, "PATCH", cms+"/a", `{"data":{"k2":"v2"}}`, "Content-Type", "application/merge-patch+json")
 	if fieldAt(got, "data.k") != "v" || fieldAt(got, "data.k2") != "v2" {
 		t.Fatalf("merge patch: %v", got["data"])
 	}
-	got = f.must(200, "PATCH", cms+"/a", `[{"op":"remove","path":"/data/k"},{"op":"add","path":"/metadata/labels/tier","value":"web"}]`, "Content-Type", "application/json-patch+json")
+	got = f.Must(200, "PATCH", cms+"/a", `[{"op":"remove","path":"/data/k"},{"op":"add","path":"/metadata/labels/tier","value":"web"}]`, "Content-Type", "application/json-patch+json")
 	if fieldAt(got, "data.k") != nil || fieldAt(got, "metadata.labels.tier") != "web" {
 		t.Fatalf("json patch: %v", got)
 	}
-	got = f.must(200, "PATCH", cms+"/a", `{"data":{"k3":"v3"}}`, "Content-Type", "application/strategic-merge-patch+json")
+	got = f.Must(200, "PATCH", cms+"/a", `{"data":{"k3":"v3"}}`, "Content-Type", "application/strategic-merge-patch+json")
 	if fieldAt(got, "data.k3") != "v3" || fieldAt(got, "data.k2") != "v2" {
 		t.Fatalf("strategic merge patch: %v", got["data"])
 	}
-	before := f.must(200, "GET", cms+"/a", nil)
-	f.status(f.do("PATCH", cms+"/a", `[{"op":"test","path":"/data/k2","value":"nope"}]`, "Content-Type", "application/json-patch+json"), 422, "Invalid")
-	f.status(f.do("PATCH", cms+"/a", `{not json`, "Content-Type", "application/merge-patch+json"), 400, "BadRequest")
-	f.status(f.do("PATCH", cms+"/a", `{"metadata":{"resourceVersion":"1"},"data":{"x":"y"}}`, "Content-Type", "application/merge-patch+json"), 409, "Conflict")
-	f.status(f.do("PATCH", cms+"/a", `{}`, "Content-Type", "text/plain"), 415, "UnsupportedMediaType")
-	f.status(f.do("PATCH", cms+"/missing", `{}`, "Content-Type", "application/merge-patch+json"), 404, "NotFound")
-	after := f.must(200, "GET", cms+"/a", nil)
+	before := f.Must(200, "GET", cms+"/a", nil)
+	f.Status(f.Do("PATCH", cms+"/a", `[{"op":"test","path":"/data/k2","value":"nope"}]`, "Content-Type", "application/json-patch+json"), 422, "Invalid")
+	f.Status(f.Do("PATCH", cms+"/a", `{not json`, "Content-Type", "application/merge-patch+json"), 400, "BadRequest")
+	f.Status(f.Do("PATCH", cms+"/a", `{"metadata":{"resourceVersion":"1"},"data":{"x":"y"}}`, "Content-Type", "application/merge-patch+json"), 409, "Conflict")
+	f.Status(f.Do("PATCH", cms+"/a", `{}`, "Content-Type", "text/plain"), 415, "UnsupportedMediaType")
+	f.Status(f.Do("PATCH", cms+"/missing", `{}`, "Content-Type", "application/merge-patch+json"), 404, "NotFound")
+	after := f.Must(200, "GET", cms+"/a", nil)
 	if fieldAt(after, "metadata.resourceVersion") != fieldAt(before, "metadata.resourceVersion") {
 		t.Fatal("a rejected patch changed the object")
 	}
 	// Strategic merge is refused for types without a patch strategy.
-	f.must(201, "POST", "/apis/example.com/v1/namespaces/ns1/widgets", map[string]any{"metadata": map[string]any{"name": "w"}, "spec": map[string]any{"color": "red"}})
-	f.status(f.do("PATCH", "/apis/example.com/v1/namespaces/ns1/widgets/w", `{"spec":{}}`, "Content-Type", "application/strategic-merge-patch+json"), 415, "UnsupportedMediaType")
+	f.Must(201, "POST", "/apis/example.com/v1/namespaces/ns1/widgets", map[string]any{"metadata": map[string]any{"name": "w"}, "spec": map[string]any{"color": "red"}})
+	f.Status(f.Do("PATCH", "/apis/example.com/v1/namespaces/ns1/widgets/w", `{"spec":{}}`, "Content-Type", "application/strategic-merge-patch+json"), 415, "UnsupportedMediaType")
 }
 
 func TestDeleteAndPreconditions(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
-	created := f.must(201, "POST", cms, configMap("a", nil, nil))
-	f.status(f.do("DELETE", cms+"/a", `{"preconditions":{"uid":"wrong"}}`), 409, "Conflict")
-	f.status(f.do("DELETE", cms+"/a", `{"preconditions":{"resourceVersion":"1"}}`), 409, "Conflict")
-	f.status(f.do("DELETE", cms+"/a", `{"propagationPolicy":"Sideways"}`), 422, "Invalid")
-	f.must(200, "DELETE", cms+"/a?dryRun=All", nil)
-	f.must(200, "GET", cms+"/a", nil)
-	got := f.must(200, "DELETE", cms+"/a", fmt.Sprintf(`{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background","preconditions":{"uid":%q}}`, fieldAt(created, "metadata.uid")))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	created := f.Must(201, "POST", cms, configMap("a", nil, nil))
+	f.Status(f.Do("DELETE", cms+"/a", `{"preconditions":{"uid":"wrong"}}`), 409, "Conflict")
+	f.Status(f.Do("DELETE", cms+"/a", `{"preconditions":{"resourceVersion":"1"}}`), 409, "Conflict")
+	f.Status(f.Do("DELETE", cms+"/a", `{"propagationPolicy":"Sideways"}`), 422, "Invalid")
+	f.Must(200, "DELETE", cms+"/a?dryRun=All", nil)
+	f.Must(200, "GET", cms+"/a", nil)
+	got := f.Must(200, "DELETE", cms+"/a", fmt.Sprintf(`{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background","preconditions":{"uid":%q}}`, fieldAt(created, "metadata.uid")))
 	if fieldAt(got, "metadata.name") != "a" {
 		t.Fatalf("delete did not return the object: %v", got)
 	}
-	f.status(f.do("GET", cms+"/a", nil), 404, "NotFound")
-	f.status(f.do("DELETE", cms+"/a", nil), 404, "NotFound")
+	f.Status(f.Do("GET", cms+"/a", nil), 404, "NotFound")
+	f.Status(f.Do("DELETE", cms+"/a", nil), 404, "NotFound")
 }
 
 func TestDeleteWithFinalizers(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
 	cm := configMap("a", nil, nil)
 	cm["metadata"].(map[string]any)["finalizers"] = []string{"example.com/hold"}
-	f.must(201, "POST", cms, cm)
+	f.Must(201, "POST", cms, cm)
 	// kube-apiserver answers 200 while finalizers keep the object, and 202
 	// only when orphanDependents=false asked for cascading deletion.
-	marked := f.must(200, "DELETE", cms+"/a", nil)
+	marked := f.Must(200, "DELETE", cms+"/a", nil)
 	if fieldAt(marked, "metadata.deletionTimestamp") == nil || fieldAt(marked, "metadata.deletionGracePeriodSeconds") != 0.0 {
 		t.Fatalf("not marked for deletion: %v", marked["metadata"])
 	}
-	f.must(202, "DELETE", cms+"/a?orphanDependents=false", nil)
+	f.Must(202, "DELETE", cms+"/a?orphanDependents=false", nil)
 	// No new finalizers on an object being deleted.
-	f.status(f.do("PATCH", cms+"/a", `{"metadata":{"finalizers":["example.com/hold","example.com/more"]}}`, "Content-Type", "application/merge-patch+json"), 422, "Invalid")
+	f.Status(f.Do("PATCH", cms+"/a", `{"metadata":{"finalizers":["example.com/hold","example.com/more"]}}`, "Content-Type", "application/merge-patch+json"), 422, "Invalid")
 	// Removing the last finalizer removes the object.
-	f.must(200, "PATCH", cms+"/a", `{"metadata":{"finalizers":null}}`, "Content-Type", "application/merge-patch+json")
-	f.status(f.do("GET", cms+"/a", nil), 404, "NotFound")
+	f.Must(200, "PATCH", cms+"/a", `{"metadata":{"finalizers":null}}`, "Content-Type", "application/merge-patch+json")
+	f.Status(f.Do("GET", cms+"/a", nil), 404, "NotFound")
 }
 
 func TestStatusSubresource(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
 	const w = "/apis/example.com/v1/namespaces/ns1/widgets"
-	created := f.must(201, "POST", w, map[string]any{"metadata": map[string]any{"name": "w"}, "spec": map[string]any{"size": 1}, "status": map[string]any{"ready": true}})
+	created := f.Must(201, "POST", w, map[string]any{"metadata": map[string]any{"name": "w"}, "spec": map[string]any{"size": 1}, "status": map[string]any{"ready": true}})
 	if created["status"] != nil {
 		t.Fatalf("status kept on create of a type with /status: %v", created["status"])
 	}
-	f.must(200, "PUT", w+"/w/status", map[string]any{"metadata": map[string]any{"name": "w"}, "status": map[string]any{"ready": true}})
-	st := f.must(200, "PATCH", w+"/w/status", `{"status":{"ready":false},"spec":{"size":9}}`, "Content-Type", "application/merge-patch+json")
+	f.Must(200, "PUT", w+"/w/status", map[string]any{"metadata": map[string]any{"name": "w"}, "status": map[string]any{"ready": true}})
+	st := f.Must(200, "PATCH", w+"/w/status", `{"status":{"ready":false},"spec":{"size":9}}`, "Content-Type", "application/merge-patch+json")
 	if fieldAt(st, "status.ready") != false || fieldAt(st, "spec.size") != 1.0 || fieldAt(st, "metadata.generation") != 1.0 {
 		t.Fatalf("status patch changed more than status: %v", st)
 	}
-	main := f.must(200, "PATCH", w+"/w", `{"status":{"ready":true},"spec":{"size":2}}`, "Content-Type", "application/merge-patch+json")
+	main := f.Must(200, "PATCH", w+"/w", `{"status":{"ready":true},"spec":{"size":2}}`, "Content-Type", "application/merge-patch+json")
 	if fieldAt(main, "status.ready") != false || fieldAt(main, "spec.size") != 2.0 || fieldAt(main, "metadata.generation") != 2.0 {
 		t.Fatalf("main patch: %v", main)
 	}
-	f.must(200, "GET", w+"/w/status", nil)
-	f.status(f.do("GET", cms+"/x/status", nil), 404, "NotFound")
+	f.Must(200, "GET", w+"/w/status", nil)
+	f.Status(f.Do("GET", cms+"/x/status", nil), 404, "NotFound")
 }
 
 func TestDryRun(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
-	f.must(201, "POST", cms+"?dryRun=All", configMap("a", nil, nil))
-	f.status(f.do("GET", cms+"/a", nil), 404, "NotFound")
-	f.must(201, "POST", cms, configMap("a", nil, map[string]string{"k": "v"}))
-	f.must(200, "PUT", cms+"/a?dryRun=All", configMap("a", nil, map[string]string{"k": "dry"}))
-	f.must(200, "PATCH", cms+"/a?dryRun=All", `{"data":{"k":"dry"}}`, "Content-Type", "application/merge-patch+json")
-	if got := f.must(200, "GET", cms+"/a", nil); fieldAt(got, "data.k") != "v" {
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", cms+"?dryRun=All", configMap("a", nil, nil))
+	f.Status(f.Do("GET", cms+"/a", nil), 404, "NotFound")
+	f.Must(201, "POST", cms, configMap("a", nil, map[string]string{"k": "v"}))
+	f.Must(200, "PUT", cms+"/a?dryRun=All", configMap("a", nil, map[string]string{"k": "dry"}))
+	f.Must(200, "PATCH", cms+"/a?dryRun=All", `{"data":{"k":"dry"}}`, "Content-Type", "application/merge-patch+json")
+	if got := f.Must(200, "GET", cms+"/a", nil); fieldAt(got, "data.k") != "v" {
 		t.Fatalf("dry run wrote: %v", got)
 	}
-	f.status(f.do("POST", cms+"?dryRun=Some", configMap("b", nil, nil)), 422, "Invalid")
+	f.Status(f.Do("POST", cms+"?dryRun=Some", configMap("b", nil, nil)), 422, "Invalid")
 }
 
 func TestListSelectorsAndPagination(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns12"))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns12"))
 	for i := 0; i < 7; i++ {
 		tier := "web"
 		if i%2 == 1 {
 			tier = "db"
 		}
-		f.must(201, "POST", cms, configMap(fmt.Sprintf("cm%d", i), map[string]string{"tier": tier}, nil))
+		f.Must(201, "POST", cms, configMap(fmt.Sprintf("cm%d", i), map[string]string{"tier": tier}, nil))
 	}
-	f.must(201, "POST", "/api/v1/namespaces/ns12/configmaps", configMap("other", map[string]string{"tier": "web"}, nil))
+	f.Must(201, "POST", "/api/v1/namespaces/ns12/configmaps", configMap("other", map[string]string{"tier": "web"}, nil))
 
 	names := func(l map[string]any) []string {
 		var out []string
@@ -253,27 +253,27 @@ func TestListSelectorsAndPagination(t *testing.T) {
 		}
 		return out
 	}
-	l := f.must(200, "GET", cms+"?labelSelector=tier%3Ddb", nil)
+	l := f.Must(200, "GET", cms+"?labelSelector=tier%3Ddb", nil)
 	if got := strings.Join(names(l), ","); got != "cm1,cm3,cm5" {
 		t.Fatalf("label selector: %s", got)
 	}
 	if l["kind"] != "ConfigMapList" || l["apiVersion"] != "v1" || fieldAt(l, "metadata.resourceVersion") == "" {
 		t.Fatalf("list envelope: %v", l)
 	}
-	l = f.must(200, "GET", cms+"?labelSelector=tier+notin+(db),tier", nil)
+	l = f.Must(200, "GET", cms+"?labelSelector=tier+notin+(db),tier", nil)
 	if got := strings.Join(names(l), ","); got != "cm0,cm2,cm4,cm6" {
 		t.Fatalf("notin selector: %s", got)
 	}
-	l = f.must(200, "GET", cms+"?fieldSelector=metadata.name%21%3Dcm0", nil)
+	l = f.Must(200, "GET", cms+"?fieldSelector=metadata.name%21%3Dcm0", nil)
 	if len(names(l)) != 6 {
 		t.Fatalf("field selector !=: %v", names(l))
 	}
-	l = f.must(200, "GET", "/api/v1/configmaps?labelSelector=tier%3Dweb", nil)
+	l = f.Must(200, "GET", "/api/v1/configmaps?labelSelector=tier%3Dweb", nil)
 	if len(names(l)) != 5 {
 		t.Fatalf("all-namespaces list: %v", names(l))
 	}
-	f.status(f.do("GET", cms+"?fieldSelector=data.k%3Dv", nil), 400, "BadRequest")
-	f.status(f.do("GET", cms+"?labelSelector=%3D%3D%3D", nil), 400, "BadRequest")
+	f.Status(f.Do("GET", cms+"?fieldSelector=data.k%3Dv", nil), 400, "BadRequest")
+	f.Status(f.Do("GET", cms+"?labelSelector=%3D%3D%3D", nil), 400, "BadRequest")
 
 	var all []string
 	cont := ""
@@ -283,7 +283,7 @@ func TestListSelectorsAndPagination(t *testing.T) {
 		if cont != "" {
 			path += "&continue=" + cont
 		}
-		page := f.must(200, "GET", path, nil)
+		page := f.Must(200, "GET", path, nil)
 		pages++
 		all = append(all, names(page)...)
 		c, _ := fieldAt(page, "metadata.continue").(string)
@@ -295,29 +295,29 @@ func TestListSelectorsAndPagination(t *testing.T) {
 				t.Fatalf("remainingItemCount = %v", fieldAt(page, "metadata.remainingItemCount"))
 			}
 			// A write between pages does not show up: pages are pinned.
-			f.must(201, "POST", cms, configMap("cm9", nil, nil))
+			f.Must(201, "POST", cms, configMap("cm9", nil, nil))
 		}
 		cont = c
 	}
 	if pages != 3 || strings.Join(all, ",") != "cm0,cm1,cm2,cm3,cm4,cm5,cm6" {
 		t.Fatalf("pages=%d items=%v", pages, all)
 	}
-	f.status(f.do("GET", cms+"?limit=2&continue=garbage", nil), 400, "BadRequest")
-	f.status(f.do("GET", cms+"?resourceVersionMatch=Exact", nil), 422, "Invalid")
-	f.status(f.do("GET", cms+"?resourceVersion=abc", nil), 400, "BadRequest")
+	f.Status(f.Do("GET", cms+"?limit=2&continue=garbage", nil), 400, "BadRequest")
+	f.Status(f.Do("GET", cms+"?resourceVersionMatch=Exact", nil), 422, "Invalid")
+	f.Status(f.Do("GET", cms+"?resourceVersion=abc", nil), 400, "BadRequest")
 }
 
 func TestDeleteCollection(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
 	for i, tier := range []string{"web", "db", "web"} {
-		f.must(201, "POST", cms, configMap(fmt.Sprintf("cm%d", i), map[string]string{"tier": tier}, nil))
+		f.Must(201, "POST", cms, configMap(fmt.Sprintf("cm%d", i), map[string]string{"tier": tier}, nil))
 	}
-	got := f.must(200, "DELETE", cms+"?labelSelector=tier%3Dweb", nil)
+	got := f.Must(200, "DELETE", cms+"?labelSelector=tier%3Dweb", nil)
 	if n := len(got["items"].([]any)); n != 2 {
 		t.Fatalf("deleted %d, want 2", n)
 	}
-	l := f.must(200, "GET", cms, nil)
+	l := f.Must(200, "GET", cms, nil)
 	if n := len(l["items"].([]any)); n != 1 {
 		t.Fatalf("%d left, want 1", n)
 	}
@@ -325,78 +325,78 @@ func TestDeleteCollection(t *testing.T) {
 
 func TestYAMLBothWays(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
 	body := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yml\ndata:\n  k: v\n"
-	r := f.do("POST", cms, body, "Content-Type", "application/yaml", "Accept", "application/yaml")
-	if r.code != 201 || r.header.Get("Content-Type") != "application/yaml" {
-		t.Fatalf("yaml create: %d %s %s", r.code, r.header.Get("Content-Type"), r.body)
+	r := f.Do("POST", cms, body, "Content-Type", "application/yaml", "Accept", "application/yaml")
+	if r.Code != 201 || r.Header.Get("Content-Type") != "application/yaml" {
+		t.Fatalf("yaml create: %d %s %s", r.Code, r.Header.Get("Content-Type"), r.Body)
 	}
 	var m map[string]any
-	if err := yaml.Unmarshal(r.body, &m); err != nil || fieldAt(m, "data.k") != "v" {
-		t.Fatalf("yaml answer: %v %s", err, r.body)
+	if err := yaml.Unmarshal(r.Body, &m); err != nil || fieldAt(m, "data.k") != "v" {
+		t.Fatalf("yaml answer: %v %s", err, r.Body)
 	}
-	r = f.do("GET", cms+"/missing", nil, "Accept", "application/yaml")
-	if r.code != 404 || !strings.Contains(string(r.body), "reason: NotFound") {
-		t.Fatalf("yaml Status: %d %s", r.code, r.body)
+	r = f.Do("GET", cms+"/missing", nil, "Accept", "application/yaml")
+	if r.Code != 404 || !strings.Contains(string(r.Body), "reason: NotFound") {
+		t.Fatalf("yaml Status: %d %s", r.Code, r.Body)
 	}
-	pretty := f.do("GET", cms+"/yml?pretty=true", nil)
-	if !strings.Contains(string(pretty.body), "\n  \"metadata\"") {
-		t.Fatalf("pretty output not indented: %s", pretty.body)
+	pretty := f.Do("GET", cms+"/yml?pretty=true", nil)
+	if !strings.Contains(string(pretty.Body), "\n  \"metadata\"") {
+		t.Fatalf("pretty output not indented: %s", pretty.Body)
 	}
 }
 
 func TestNegotiation(t *testing.T) {
 	f := newFixture(t)
-	f.status(f.do("GET", "/api/v1/namespaces", nil, "Accept", "text/html"), 406, "NotAcceptable")
+	f.Status(f.Do("GET", "/api/v1/namespaces", nil, "Accept", "text/html"), 406, "NotAcceptable")
 	// Custom types are JSON-only (protobuf alone: TestProtobufEdges).
-	f.must(200, "GET", "/apis/example.com/v1/widgets", nil, "Accept", "application/vnd.kubernetes.protobuf, application/json")
-	f.status(f.do("GET", "/api/v1/nothings", nil), 404, "NotFound")
-	f.status(f.do("GET", "/apis/example.com/v9/widgets", nil), 404, "NotFound")
-	f.status(f.do("GET", "/api/v1/namespaces/ns1/namespaces", nil), 404, "NotFound") // cluster-scoped under a namespace
-	f.status(f.do("GET", "/api/v1/configmaps/a", nil), 404, "NotFound")              // namespaced object without namespace
-	f.status(f.do("POST", "/api/v1/configmaps", configMap("a", nil, nil)), 405, "MethodNotAllowed")
-	f.status(f.do("DELETE", "/api/v1/namespaces", nil), 405, "MethodNotAllowed") // no deletecollection on namespaces
-	f.status(f.do("POST", "/api/v1/namespaces/ns1/configmaps/a", configMap("a", nil, nil)), 405, "MethodNotAllowed")
-	f.status(f.do("POST", "/api/v1/namespaces", "x: y", "Content-Type", "text/plain"), 415, "UnsupportedMediaType")
+	f.Must(200, "GET", "/apis/example.com/v1/widgets", nil, "Accept", "application/vnd.kubernetes.protobuf, application/json")
+	f.Status(f.Do("GET", "/api/v1/nothings", nil), 404, "NotFound")
+	f.Status(f.Do("GET", "/apis/example.com/v9/widgets", nil), 404, "NotFound")
+	f.Status(f.Do("GET", "/api/v1/namespaces/ns1/namespaces", nil), 404, "NotFound") // cluster-scoped under a namespace
+	f.Status(f.Do("GET", "/api/v1/configmaps/a", nil), 404, "NotFound")              // namespaced object without namespace
+	f.Status(f.Do("POST", "/api/v1/configmaps", configMap("a", nil, nil)), 405, "MethodNotAllowed")
+	f.Status(f.Do("DELETE", "/api/v1/namespaces", nil), 405, "MethodNotAllowed") // no deletecollection on namespaces
+	f.Status(f.Do("POST", "/api/v1/namespaces/ns1/configmaps/a", configMap("a", nil, nil)), 405, "MethodNotAllowed")
+	f.Status(f.Do("POST", "/api/v1/namespaces", "x: y", "Content-Type", "text/plain"), 415, "UnsupportedMediaType")
 }
 
 func TestBodyLimits(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
 	big := fmt.Sprintf(`{"metadata":{"name":"big"},"data":{"k":"%s"}}`, strings.Repeat("x", 3<<20))
-	f.status(f.do("POST", cms, big), 413, "RequestEntityTooLarge")
-	f.status(f.do("POST", cms, `{"metadata":{"name":"t"`), 400, "BadRequest")
-	f.status(f.do("POST", cms, `{"metadata":{"name":5}}`), 400, "BadRequest")
-	f.status(f.do("POST", cms, `[1,2]`), 400, "BadRequest")
-	f.status(f.do("POST", cms, ``), 400, "BadRequest")
+	f.Status(f.Do("POST", cms, big), 413, "RequestEntityTooLarge")
+	f.Status(f.Do("POST", cms, `{"metadata":{"name":"t"`), 400, "BadRequest")
+	f.Status(f.Do("POST", cms, `{"metadata":{"name":5}}`), 400, "BadRequest")
+	f.Status(f.Do("POST", cms, `[1,2]`), 400, "BadRequest")
+	f.Status(f.Do("POST", cms, ``), 400, "BadRequest")
 	deep := strings.Repeat(`{"a":`, 20000) + "1" + strings.Repeat("}", 20000)
-	f.status(f.do("POST", cms, `{"metadata":{"name":"d"},"data":`+deep+`}`), 400, "BadRequest")
+	f.Status(f.Do("POST", cms, `{"metadata":{"name":"d"},"data":`+deep+`}`), 400, "BadRequest")
 	bomb := "a: &a [\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\"]\n"
 	prev := "a"
 	for _, n := range []string{"b", "c", "d", "e", "f", "g", "h", "i"} {
 		bomb += fmt.Sprintf("%s: &%s [*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s]\n", n, n, prev, prev, prev, prev, prev, prev, prev, prev, prev)
 		prev = n
 	}
-	f.status(f.do("POST", cms, bomb, "Content-Type", "application/yaml"), 400, "BadRequest")
-	if l := f.must(200, "GET", cms, nil); len(l["items"].([]any)) != 0 {
+	f.Status(f.Do("POST", cms, bomb, "Content-Type", "application/yaml"), 400, "BadRequest")
+	if l := f.Must(200, "GET", cms, nil); len(l["items"].([]any)) != 0 {
 		t.Fatalf("bad input stored something: %v", l)
 	}
 }
 
 func TestContinueTokenCompacted(t *testing.T) {
 	f := newFixture(t)
-	f.must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
 	for i := 0; i < 3; i++ {
-		f.must(201, "POST", cms, configMap(fmt.Sprintf("cm%d", i), nil, nil))
+		f.Must(201, "POST", cms, configMap(fmt.Sprintf("cm%d", i), nil, nil))
 	}
-	page := f.must(200, "GET", cms+"?limit=1", nil)
+	page := f.Must(200, "GET", cms+"?limit=1", nil)
 	cont := fieldAt(page, "metadata.continue").(string)
-	last := f.must(201, "POST", cms, configMap("cm9", nil, nil))
+	last := f.Must(201, "POST", cms, configMap("cm9", nil, nil))
 	rv, _ := strconv.ParseInt(fieldAt(last, "metadata.resourceVersion").(string), 10, 64)
 	if err := etcd3test.Compact(context.Background(), f.client, rv); err != nil {
 		t.Fatal(err)
 	}
-	st := f.status(f.do("GET", cms+"?limit=1&continue="+cont, nil), 410, "Expired")
+	st := f.Status(f.Do("GET", cms+"?limit=1&continue="+cont, nil), 410, "Expired")
 	if !strings.Contains(st["message"].(string), "continue parameter is too old") {
 		t.Fatalf("message = %q", st["message"])
 	}
