@@ -13,9 +13,6 @@ import (
 // cms is the ConfigMap collection of namespace ns1.
 const cms = "/api/v1/namespaces/ns1/configmaps"
 
-// widgetType is apitest.WidgetType, served beside the built-ins.
-var widgetType = apitest.WidgetType
-
 // fixture is a real registry over a real embedded etcd behind the real
 // handler, served by httptest.
 type fixture struct {

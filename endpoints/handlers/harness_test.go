@@ -11,9 +11,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// widgetType is apitest.WidgetType, served beside the built-ins.
-var widgetType = apitest.WidgetType
-
 // fixture is a real registry over a real embedded etcd behind the
 // resource handler alone (no discovery, OpenAPI or health endpoints),
 // served by httptest.
@@ -42,7 +39,6 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // The shared HTTP helpers, under the names these tests use.
-type response = apitest.Response
 
 var (
 	fieldAt   = apitest.Field
