@@ -15,23 +15,33 @@ func TestKubectlAPIServices(t *testing.T) {
 	t.Parallel()
 	srv := kubectlServer(t)
 
-	// They are registered in the background as the server starts.
+	// They are registered in the background as the server starts, one
+	// by one: wait for all of those looked at.
+	names := []string{"v1.", "v1.apps", "v1.apiextensions.k8s.io", "v1.batch", "v2.autoscaling", "v1.storage.k8s.io"}
 	var out string
+	var got map[string]string
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		out = kubectl(t, srv, "get", "apiservices")
-		if strings.Contains(out, "v2.autoscaling") || time.Now().After(deadline) {
+		rows := tableRows(out)
+		if len(rows) == 0 { // none yet: kubectl says so on stderr
+			rows = [][]string{{"NAME", "SERVICE", "AVAILABLE", "AGE"}}
+		}
+		if strings.Join(rows[0], " ") != "NAME SERVICE AVAILABLE AGE" {
+			t.Fatalf("header %v", rows[0])
+		}
+		got = map[string]string{}
+		for _, r := range rows[1:] {
+			got[r[0]] = r[1] + " " + r[2]
+		}
+		all := true
+		for _, name := range names {
+			all = all && got[name] == "Local True"
+		}
+		if all || time.Now().After(deadline) {
 			break
 		}
 	}
-	rows := tableRows(out)
-	if strings.Join(rows[0], " ") != "NAME SERVICE AVAILABLE AGE" {
-		t.Fatalf("header %v", rows[0])
-	}
-	got := map[string]string{}
-	for _, r := range rows[1:] {
-		got[r[0]] = r[1] + " " + r[2]
-	}
-	for _, name := range []string{"v1.", "v1.apps", "v1.apiextensions.k8s.io", "v1.batch", "v2.autoscaling", "v1.storage.k8s.io"} {
+	for _, name := range names {
 		if got[name] != "Local True" {
 			t.Errorf("%s: %q, want Local True\n%s", name, got[name], out)
 		}
