@@ -30,7 +30,7 @@ func start(t *testing.T, dir string) (*server.Server, func()) {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	srv, err := server.Start(context.Background(), server.Config{Listen: "127.0.0.1:0", DataDir: dir, UnsafeNoFsync: true, Logger: testLogger()})
+	srv, err := server.Start(context.Background(), server.Config{Listen: "127.0.0.1:0", DataDir: dir, UnsafeNoFsync: true, UnsafePlainHTTP: true, Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,15 +27,16 @@ const (
 
 // Env is a private miniapi running inside the test process.
 type Env struct {
-	// Config is a client-go configuration for the server: plain HTTP on
-	// loopback, no credentials, QPS and Burst high enough that client-side
-	// rate limiting never slows a test.
+	// Config is a client-go configuration for the server: HTTPS on
+	// loopback with the server's CA and the admin's client certificate
+	// (system:masters, allowed everything), as envtest hands out, QPS and
+	// Burst high enough that client-side rate limiting never slows a test.
 	Config *rest.Config
 	// KubeconfigPath is a kubeconfig file for the server (one cluster,
 	// user and context, all named "miniapi"), for kubectl and for code
 	// that loads a kubeconfig.
 	KubeconfigPath string
-	// URL is the server's base URL, e.g. http://127.0.0.1:41234.
+	// URL is the server's base URL, e.g. https://127.0.0.1:41234.
 	URL string
 	// Server is the running server, for tests that need its registry.
 	Server *server.Server
@@ -130,7 +131,8 @@ func Start(t testing.TB, opts ...Option) *Env {
 	if e.KubeconfigPath, err = srv.WriteKubeconfig(filepath.Join(dir, "kubeconfig")); err != nil {
 		t.Fatalf("miniapitest: %v", err)
 	}
-	e.Config = &rest.Config{Host: e.URL, QPS: 1000, Burst: 2000}
+	e.Config = srv.AdminConfig()
+	e.Config.QPS, e.Config.Burst = 1000, 2000
 	if err := e.createNamespaces(ctx, o.namespaces); err != nil {
 		t.Fatalf("miniapitest: %v", err)
 	}

@@ -18,7 +18,6 @@ import (
 	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/transport"
 	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
@@ -51,7 +50,7 @@ import (
 // Requests to an APIService's group-version are not proxied: miniapi
 // serves the group-versions it has types for, and no others.
 func (s *Server) startAPIServices(ctx context.Context, local []schema.GroupVersion) error {
-	cfg := &rest.Config{Host: s.url, UserAgent: "kube-apiserver", QPS: -1}
+	cfg := s.ownConfig()
 	aggregator, err := aggregatorclient.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("server: loopback client: %w", err)
@@ -60,7 +59,7 @@ func (s *Server) startAPIServices(ctx context.Context, local []schema.GroupVersi
 	if err != nil {
 		return fmt.Errorf("server: loopback client: %w", err)
 	}
-	kube, err := newLoopbackClient(cfg)
+	kube, err := s.loopbackClient()
 	if err != nil {
 		return err
 	}

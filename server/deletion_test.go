@@ -98,7 +98,7 @@ func TestNamespaceDeletionOverHTTP(t *testing.T) {
 }
 
 func TestUnknownControllerIsRefused(t *testing.T) {
-	_, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Controllers: []string{"*", "-bogus-controller"}})
+	_, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", UnsafePlainHTTP: true, DataDir: t.TempDir(), Controllers: []string{"*", "-bogus-controller"}})
 	if err == nil || !strings.Contains(err.Error(), "bogus-controller") {
 		t.Fatalf("Start with an unknown controller: %v", err)
 	}

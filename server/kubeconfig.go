@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 )
 
@@ -36,22 +37,21 @@ func DefaultKubeconfigPath(dataDir, serverURL string) string {
 // the file atomically, mode 0600) and returns the path made absolute, so
 // that KUBECONFIG keeps working from any directory. It has one cluster,
 // user and context, all named KubeconfigName, and that context is
-// current; the user has no credentials (miniapi has no authentication).
+// current. Over HTTPS the cluster carries the CA that verifies the served
+// certificate and the user the admin client certificate (system:masters);
+// with UnsafePlainHTTP there are no credentials.
 //
-// Over TLS the served certificate chain is the cluster's
+// With --tls-cert-file the served certificate chain is the cluster's
 // certificate-authority-data: Go clients (kubectl, client-go) trust a
 // certificate that is itself in their roots, so this works for
 // self-signed and CA-signed certificates alike, with verification on.
 // The certificate must name the host of the URL, as for any client.
 func (s *Server) WriteKubeconfig(path string) (string, error) {
-	var caData []byte
-	if s.cfg.TLSCertFile != "" {
-		var err error
-		if caData, err = os.ReadFile(s.cfg.TLSCertFile); err != nil {
-			return "", fmt.Errorf("server: kubeconfig: read the certificate: %w", err)
-		}
+	var caData, certData, keyData []byte
+	if s.sec != nil {
+		caData, certData, keyData = s.sec.servingCA, s.sec.pki.AdminCert, s.sec.pki.AdminKey
 	}
-	data, err := kubeconfig(clientURL(s.url), caData)
+	data, err := kubeconfig(clientURL(s.url), caData, certData, keyData)
 	if err != nil {
 		return "", err
 	}
@@ -63,6 +63,27 @@ func (s *Server) WriteKubeconfig(path string) (string, error) {
 		return "", fmt.Errorf("server: kubeconfig: %w", err)
 	}
 	return abs, nil
+}
+
+// AdminConfig is a client-go configuration for this server with the
+// admin's credentials (system:masters), as the kubeconfig has them.
+func (s *Server) AdminConfig() *rest.Config {
+	cfg := &rest.Config{Host: clientURL(s.url)}
+	if s.sec != nil {
+		cfg.TLSClientConfig = rest.TLSClientConfig{
+			CAData: s.sec.servingCA, CertData: s.sec.pki.AdminCert, KeyData: s.sec.pki.AdminKey,
+		}
+	}
+	return cfg
+}
+
+// CertDir is the directory of the certificates the server made (CA,
+// serving, admin, service account key); "" with UnsafePlainHTTP.
+func (s *Server) CertDir() string {
+	if s.sec == nil {
+		return ""
+	}
+	return s.sec.pki.Dir
 }
 
 // clientURL turns the URL a server listens on into one a client can dial:
@@ -87,16 +108,21 @@ func clientURL(serverURL string) string {
 
 // kubeconfig encodes a kubeconfig (clientcmd's v1 Config) for server, in
 // YAML as kubectl writes them.
-func kubeconfig(server string, caData []byte) ([]byte, error) {
+func kubeconfig(server string, caData, certData, keyData []byte) ([]byte, error) {
 	cluster := map[string]any{"server": server}
 	if len(caData) > 0 {
 		cluster["certificate-authority-data"] = base64.StdEncoding.EncodeToString(caData)
+	}
+	user := map[string]any{}
+	if len(certData) > 0 {
+		user["client-certificate-data"] = base64.StdEncoding.EncodeToString(certData)
+		user["client-key-data"] = base64.StdEncoding.EncodeToString(keyData)
 	}
 	cfg := map[string]any{
 		"apiVersion":      "v1",
 		"kind":            "Config",
 		"clusters":        []any{map[string]any{"name": KubeconfigName, "cluster": cluster}},
-		"users":           []any{map[string]any{"name": KubeconfigName, "user": map[string]any{}}},
+		"users":           []any{map[string]any{"name": KubeconfigName, "user": user}},
 		"contexts":        []any{map[string]any{"name": KubeconfigName, "context": map[string]any{"cluster": KubeconfigName, "user": KubeconfigName}}},
 		"current-context": KubeconfigName,
 		"preferences":     map[string]any{},

@@ -20,7 +20,7 @@ func TestReplicasOnOneCluster(t *testing.T) {
 	etcd := etcd3test.StartEmbedded(t)
 	var replicas [2]*Server
 	for i := range replicas {
-		srv, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", EtcdServers: []string{etcd.Endpoint()}})
+		srv, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", UnsafePlainHTTP: true, EtcdServers: []string{etcd.Endpoint()}})
 		if err != nil {
 			t.Fatal(err)
 		}

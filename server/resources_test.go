@@ -172,7 +172,7 @@ func TestResourcesRestart(t *testing.T) {
 	writeFile(t, filepath.Dir(file), "crds.yaml", widgetCRD)
 	data := t.TempDir()
 	for range 2 {
-		srv, err := Start(t.Context(), Config{Listen: "127.0.0.1:0", DataDir: data, UnsafeNoFsync: true, ResourcesFile: file})
+		srv, err := Start(t.Context(), Config{Listen: "127.0.0.1:0", DataDir: data, UnsafeNoFsync: true, UnsafePlainHTTP: true, ResourcesFile: file})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -63,10 +63,41 @@ type Config struct {
 	// keeps for watches from a resourceVersion; 0 sizes it dynamically to
 	// cover at least 75 seconds of events, as kube-apiserver does.
 	WatchCacheSize int
-	// TLSCertFile and TLSKeyFile, when both set, make the server speak
-	// HTTPS (HTTP/2 negotiated by ALPN, HTTP/1.1 otherwise) instead of
-	// plain HTTP (HTTP/1.1, or HTTP/2 with prior knowledge: h2c).
+	// UnsafePlainHTTP serves plain HTTP (HTTP/1.1, or HTTP/2 with prior
+	// knowledge: h2c) with no authentication or authorization: every
+	// request acts as system:unsecured in system:masters, as
+	// kube-apiserver's old insecure port did. Refused unless Listen is a
+	// loopback address. Otherwise the server speaks HTTPS (HTTP/2 by
+	// ALPN) and authenticates and authorizes every request.
+	UnsafePlainHTTP bool
+	// CertDir holds the certificates and keys miniapi makes (see
+	// auth.EnsurePKI); empty means "pki" in DataDir.
+	CertDir string
+	// TLSCertFile and TLSKeyFile, when both set, are the certificate
+	// served instead of the one miniapi makes.
 	TLSCertFile, TLSKeyFile string
+	// ClientCAFile is a PEM bundle of more CAs whose client certificates
+	// authenticate (kube's --client-ca-file); miniapi's own CA always
+	// does.
+	ClientCAFile string
+	// TokenAuthFile is kube-apiserver's --token-auth-file.
+	TokenAuthFile string
+	// ServiceAccountIssuers are the service account token issuers (the
+	// first issues); empty means auth.DefaultServiceAccountIssuer.
+	ServiceAccountIssuers []string
+	// ServiceAccountKeyFiles hold more public keys that verify service
+	// account tokens (kube's --service-account-key-file).
+	ServiceAccountKeyFiles []string
+	// APIAudiences are the audiences tokens must name; empty means the
+	// first issuer.
+	APIAudiences []string
+	// NoAnonymousAuth refuses requests without credentials with 401
+	// (kube's --anonymous-auth=false); by default they are
+	// system:anonymous, for RBAC to decide.
+	NoAnonymousAuth bool
+	// AuthorizationModes is kube's --authorization-mode: RBAC (the
+	// default) and AlwaysAllow, in order.
+	AuthorizationModes []string
 	// Controllers selects the built-in controllers to run, in
 	// kube-controller-manager's --controllers form ("*", "name", "-name";
 	// see controllers.Select). Empty runs them all.
@@ -82,8 +113,8 @@ type Config struct {
 }
 
 // DefaultListen is where miniapi serves unless told otherwise: loopback,
-// on the port kubectl tries when it has no kubeconfig.
-const DefaultListen = "127.0.0.1:8080"
+// on kube-apiserver's secure port.
+const DefaultListen = "127.0.0.1:6443"
 
 // Server is a running miniapi.
 type Server struct {
@@ -96,6 +127,11 @@ type Server struct {
 	http     *http.Server
 	listener net.Listener
 	url      string
+	// sec is TLS, authentication and authorization; nil with
+	// UnsafePlainHTTP.
+	sec *security
+	// inProcess serves the server's own clients (loopbackConfig).
+	inProcess *inProcess
 
 	// cachers of the types added at start; Start waits for them to fill.
 	// Types added later (CRDs) are not recorded: startedTypes is set once
@@ -142,6 +178,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	ok := false
 	defer func() {
 		if !ok {
+			if s.http != nil {
+				s.http.Close()
+				<-s.serveDone
+			}
 			s.stopBackground()
 			s.closeStorage()
 		}
@@ -210,51 +250,62 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if listen == "" {
 		listen = DefaultListen
 	}
+	if cfg.UnsafePlainHTTP && !isLoopback(listen) {
+		return nil, fmt.Errorf("server: plain HTTP without authentication is refused on %s: it is only allowed on a loopback address", listen)
+	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, fmt.Errorf("server: listen on %s: %w", listen, err)
 	}
 	s.listener = ln
-	scheme := "http"
-	if cfg.TLSCertFile != "" || cfg.TLSKeyFile != "" {
-		if cfg.TLSCertFile == "" || cfg.TLSKeyFile == "" {
-			ln.Close()
-			return nil, errors.New("server: TLS needs both a certificate and a key file")
-		}
-		scheme = "https"
+	scheme := "https"
+	if cfg.UnsafePlainHTTP {
+		scheme = "http"
 	}
 	s.url = scheme + "://" + ln.Addr().String()
-	handler := endpoints.New(endpoints.Config{
+	s.inProcess = &inProcess{}
+	if scheme == "https" {
+		s.sec, err = s.newSecurity(cfg, ln)
+	}
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	var handler http.Handler = endpoints.New(endpoints.Config{
 		Registry: s.reg,
 		Logger:   log,
 		Ready:    func(ctx context.Context) error { return etcd3.Ready(ctx, s.client) },
 		Handlers: handlers.Config{ShutdownWatches: s.stopWatches},
 		OpenAPI:  &builtin.OpenAPI{},
 	})
+	if s.sec != nil {
+		handler = s.sec.auth.Wrap(handler)
+	} else {
+		handler = withUnsecuredUser(handler)
+	}
+	s.inProcess.handler = handler
 	s.http = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		TLSConfig:         s.secTLS(),
 	}
 	s.http.Protocols = new(http.Protocols)
 	s.http.Protocols.SetHTTP1(true)
 	s.http.Protocols.SetHTTP2(true)
-	s.http.Protocols.SetUnencryptedHTTP2(true)
+	s.http.Protocols.SetUnencryptedHTTP2(scheme == "http")
 	s.http.RegisterOnShutdown(func() { close(s.stopWatches) })
-	if scheme == "https" {
-		cert, err := tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
-		if err != nil {
-			ln.Close()
-			return nil, fmt.Errorf("server: load TLS key pair: %w", err)
-		}
-		s.http.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	}
 	go func() {
 		defer close(s.serveDone)
 		if err := s.serve(ln, scheme == "https"); !errors.Is(err, http.ErrServerClosed) {
 			s.serveErr = err
 		}
 	}()
+	if s.sec != nil {
+		if err := s.startSecurity(ctx, bg, s.sec); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.startServices(bg, svcs, cfg); err != nil {
 		return nil, err
 	}
@@ -444,4 +495,25 @@ func (s *Server) closeStorage() error {
 		errs = append(errs, s.client.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// secTLS is the TLS configuration to serve with, nil for plain HTTP.
+func (s *Server) secTLS() *tls.Config {
+	if s.sec == nil {
+		return nil
+	}
+	return s.sec.tls
+}
+
+// isLoopback reports whether a listen address is on loopback only.
+func isLoopback(hostPort string) bool {
+	host, _, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

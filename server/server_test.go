@@ -31,10 +31,13 @@ func TestMain(m *testing.M) {
 }
 
 // start runs a server on a free port over a fresh embedded etcd and shuts
-// it down when the test ends.
+// it down when the test ends. It serves plain HTTP without
+// authentication unless cfg asks for TLS: these tests are about
+// transports and storage (security.go's tests cover the secure server).
 func start(t *testing.T, cfg Config) *Server {
 	t.Helper()
 	cfg.Listen = "127.0.0.1:0"
+	cfg.UnsafePlainHTTP = cfg.TLSCertFile == ""
 	cfg.DataDir = t.TempDir()
 	cfg.UnsafeNoFsync = true
 	srv, err := Start(context.Background(), cfg)
@@ -165,8 +168,16 @@ func TestWatchOverTLSWithHTTP2(t *testing.T) {
 	if !strings.HasPrefix(srv.URL(), "https://") {
 		t.Fatalf("URL %s is not https", srv.URL())
 	}
+	admin := srv.AdminConfig()
+	pair, err := tls.X509KeyPair(admin.CertData, admin.KeyData)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := &http.Client{Transport: &http.Transport{
-		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, // self-signed test certificate
+		TLSClientConfig: &tls.Config{
+			InsecureSkipVerify: true, // self-signed test certificate
+			Certificates:       []tls.Certificate{pair},
+		},
 		ForceAttemptHTTP2: true,
 	}}
 	defer c.CloseIdleConnections()
@@ -256,7 +267,7 @@ func TestClientDisconnectReleasesWatcher(t *testing.T) {
 }
 
 func TestShutdownEndsWatches(t *testing.T) {
-	cfg := Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), UnsafeNoFsync: true}
+	cfg := Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), UnsafeNoFsync: true, UnsafePlainHTTP: true}
 	srv, err := Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

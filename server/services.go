@@ -18,6 +18,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	discoveryv1client "k8s.io/client-go/kubernetes/typed/discovery/v1"
 	networkingv1client "k8s.io/client-go/kubernetes/typed/networking/v1"
+	rbacv1client "k8s.io/client-go/kubernetes/typed/rbac/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	networkinglisters "k8s.io/client-go/listers/networking/v1"
 	"k8s.io/client-go/rest"
@@ -82,7 +83,7 @@ func (s *Server) startServices(ctx context.Context, svcs *builtin.Services, cfg 
 	if err != nil {
 		return err
 	}
-	client, err := newLoopbackClient(&rest.Config{Host: s.url, UserAgent: "kube-apiserver", QPS: -1})
+	client, err := s.loopbackClient()
 	if err != nil {
 		return err
 	}
@@ -131,12 +132,13 @@ func (s *Server) startServices(ctx context.Context, svcs *builtin.Services, cfg 
 // an informer) for every group of every version, tens of megabytes, for
 // nothing.
 type loopbackClient struct {
-	// The embedded interface is nil: only CoreV1, DiscoveryV1 and
-	// NetworkingV1 are served, the only groups these controllers call.
+	// The embedded interface is nil: only CoreV1, DiscoveryV1,
+	// NetworkingV1 and RbacV1 are served, the only groups these controllers call.
 	kubernetes.Interface
 	core       corev1client.CoreV1Interface
 	discovery  discoveryv1client.DiscoveryV1Interface
 	networking networkingv1client.NetworkingV1Interface
+	rbac       rbacv1client.RbacV1Interface
 }
 
 func newLoopbackClient(cfg *rest.Config) (*loopbackClient, error) {
@@ -152,8 +154,24 @@ func newLoopbackClient(cfg *rest.Config) (*loopbackClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: loopback client: %w", err)
 	}
-	return &loopbackClient{core: core, discovery: discovery, networking: networking}, nil
+	rbac, err := rbacv1client.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("server: loopback client: %w", err)
+	}
+	return &loopbackClient{core: core, discovery: discovery, networking: networking, rbac: rbac}, nil
 }
+
+// loopbackClient returns the client of the server's own components:
+// the privileged one when the server authenticates.
+func (s *Server) loopbackClient() (*loopbackClient, error) {
+	if s.sec != nil {
+		return s.sec.client, nil
+	}
+	return newLoopbackClient(s.ownConfig())
+}
+
+// RbacV1 is rbac.authorization.k8s.io/v1's client.
+func (c *loopbackClient) RbacV1() rbacv1client.RbacV1Interface { return c.rbac }
 
 // CoreV1 is the core group's client.
 func (c *loopbackClient) CoreV1() corev1client.CoreV1Interface { return c.core }

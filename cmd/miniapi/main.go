@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/miniapi/miniapi/auth"
 	"github.com/miniapi/miniapi/controllers"
 	"github.com/miniapi/miniapi/server"
 	"github.com/miniapi/miniapi/version"
@@ -40,6 +41,8 @@ type options struct {
 	kubeconfigOut string
 	// dataDirSet is true when --data-dir was given, not defaulted.
 	dataDirSet bool
+	// anonymousAuth is --anonymous-auth.
+	anonymousAuth bool
 }
 
 func newCommand() *cobra.Command {
@@ -66,9 +69,18 @@ external cluster with --etcd-servers. docs/options.md describes the flags.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.cfg.Listen, "listen", server.DefaultListen, "address to serve on (host:port; port 0 picks a free one); plain HTTP/1.1 and h2c unless TLS flags are set")
-	f.StringVar(&o.cfg.TLSCertFile, "tls-cert-file", "", "serve HTTPS (HTTP/2 by ALPN) with this certificate; needs --tls-private-key-file")
+	f.StringVar(&o.cfg.Listen, "listen", server.DefaultListen, "address to serve HTTPS on (host:port; port 0 picks a free one)")
+	f.BoolVar(&o.cfg.UnsafePlainHTTP, "unsafe-plain-http", false, "UNSAFE: serve plain HTTP with no authentication or authorization, so any local process (or web page, through the browser) can read and write everything; only on a loopback --listen")
+	f.StringVar(&o.cfg.CertDir, "cert-dir", "", "directory of the CA, serving and admin certificates and the service account key miniapi makes on first start (default: pki in --data-dir)")
+	f.StringVar(&o.cfg.TLSCertFile, "tls-cert-file", "", "serve this certificate instead of the one miniapi makes; needs --tls-private-key-file")
 	f.StringVar(&o.cfg.TLSKeyFile, "tls-private-key-file", "", "private key for --tls-cert-file")
+	f.StringVar(&o.cfg.ClientCAFile, "client-ca-file", "", "PEM bundle of more CAs whose client certificates authenticate (user: common name; groups: organizations); miniapi's own CA always does")
+	f.StringVar(&o.cfg.TokenAuthFile, "token-auth-file", "", "static bearer tokens, as kube-apiserver's flag: CSV lines of token,user,uid[,\"group1,group2\"]")
+	f.StringSliceVar(&o.cfg.ServiceAccountIssuers, "service-account-issuer", []string{auth.DefaultServiceAccountIssuer}, "issuer of service account tokens; repeat to accept older issuers too (the first issues)")
+	f.StringSliceVar(&o.cfg.ServiceAccountKeyFiles, "service-account-key-file", nil, "more PEM public keys that verify service account tokens (miniapi's own signing key always does)")
+	f.StringSliceVar(&o.cfg.APIAudiences, "api-audiences", nil, "audiences tokens must name (default: the first --service-account-issuer)")
+	f.BoolVar(&o.anonymousAuth, "anonymous-auth", true, "let requests without credentials through as system:anonymous, for authorization to decide (RBAC lets them read /healthz, /livez, /readyz and /version only)")
+	f.StringSliceVar(&o.cfg.AuthorizationModes, "authorization-mode", []string{auth.ModeRBAC}, "authorization modes in order, as kube-apiserver's flag: "+strings.Join(auth.Modes(), ", "))
 	f.StringVar(&o.cfg.DataDir, "data-dir", "miniapi-data", "directory of the embedded etcd member's data (ignored with --etcd-servers)")
 	f.BoolVar(&o.cfg.UnsafeNoFsync, "unsafe-no-fsync", false, "skip fsync in the embedded etcd: faster, but a machine crash can lose recent writes")
 	f.StringSliceVar(&o.cfg.EtcdServers, "etcd-servers", nil, "comma-separated client URLs of an external etcd cluster; no embedded member is started")
@@ -95,6 +107,7 @@ func run(ctx context.Context, o options) error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	o.cfg.Logger = log
+	o.cfg.NoAnonymousAuth = !o.anonymousAuth
 	if o.cfg.CompactionInterval == 0 {
 		o.cfg.CompactionInterval = -1 // the flag's 0 means never
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -142,9 +143,12 @@ func newHTTPClient(idle int) *http.Client {
 }
 
 // newTransport is an HTTP/1.1 transport with no limit on connections per
-// host, keeping up to idle of them.
-func newTransport(idle int) *http.Transport {
-	return &http.Transport{
+// host, keeping up to idle of them. Over HTTPS it authenticates with the
+// bench token every server knows (benchTokenFile) and trusts any
+// certificate: each server makes its own CA, and the benchmarks measure
+// the server, not certificate checks.
+func newTransport(idle int) http.RoundTripper {
+	return &tokenTransport{Transport: &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:        idle,
 		MaxIdleConnsPerHost: idle,
@@ -152,8 +156,39 @@ func newTransport(idle int) *http.Transport {
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 		ForceAttemptHTTP2:   false,
-	}
+		TLSClientConfig:     &tls.Config{InsecureSkipVerify: true},
+	}}
 }
+
+// tokenTransport adds the bench token to every HTTPS request.
+type tokenTransport struct{ *http.Transport }
+
+func (t *tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Scheme == "https" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+benchToken)
+	}
+	return t.Transport.RoundTrip(r)
+}
+
+// benchToken authenticates the harness to every server it starts, as a
+// member of system:masters, through a --token-auth-file.
+const benchToken = "miniapi-bench-admin"
+
+// benchTokenFile writes the token file once and returns its path.
+var benchTokenFile = sync.OnceValues(func() (string, error) {
+	f, err := os.CreateTemp("", "miniapi-bench-tokens-*.csv")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	_, err = fmt.Fprintf(f, "%s,bench-admin,bench-admin,\"system:masters\"\n", benchToken)
+	return f.Name(), err
+})
+
+// plainHTTP makes every server of the run serve plain HTTP without
+// authentication (-plain-http), to compare with the secure default.
+var plainHTTP bool
 
 // do sends one request and returns the response body, failing unless the
 // status is want.
@@ -304,7 +339,13 @@ func waitFor(ctx context.Context, timeout time.Duration, cond func() bool) bool 
 
 // serverConfig is the configuration every scenario's server starts from:
 // miniapi's defaults, logs discarded.
-func serverConfig() server.Config { return server.Config{} }
+func serverConfig() server.Config {
+	file, err := benchTokenFile()
+	if err != nil {
+		panic(err) // a temporary file that cannot be written: nothing can run
+	}
+	return server.Config{TokenAuthFile: file, UnsafePlainHTTP: plainHTTP}
+}
 
 // quietLogger discards everything: the scenarios' own components log
 // nothing during measurements.

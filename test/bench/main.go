@@ -182,6 +182,7 @@ func main() {
 func mainErr(args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "a ~30 s smoke run with smaller sizes")
+	fs.BoolVar(&plainHTTP, "plain-http", false, "servers serve plain HTTP without authentication (--unsafe-plain-http), to compare with the secure default")
 	asJSON := fs.Bool("json", false, "write the report as JSON on stdout (the table goes to stderr)")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	profileDir := fs.String("profile-dir", "", "write a CPU profile of each miniapi measurement phase to this directory (server, etcd and clients share the process)")

@@ -172,7 +172,9 @@ func seedStartup(ctx context.Context, cfg config, dir string) error {
 	if err != nil {
 		return err
 	}
-	srv, err := server.Start(ctx, server.Config{Listen: "127.0.0.1:0", DataDir: dir, UnsafeNoFsync: true, CompactionInterval: -1})
+	sc := serverConfig()
+	sc.Listen, sc.DataDir, sc.UnsafeNoFsync, sc.CompactionInterval = "127.0.0.1:0", dir, true, -1
+	srv, err := server.Start(ctx, sc)
 	if err != nil {
 		return err
 	}
@@ -220,7 +222,9 @@ func startInProcess(ctx context.Context, dir string, measureMemory bool, sc *Sta
 	client := newHTTPClient(1)
 	defer client.CloseIdleConnections()
 	start := time.Now()
-	srv, err := server.Start(ctx, server.Config{Listen: "127.0.0.1:0", DataDir: dir, UnsafeNoFsync: true})
+	scfg := serverConfig()
+	scfg.Listen, scfg.DataDir, scfg.UnsafeNoFsync = "127.0.0.1:0", dir, true
+	srv, err := server.Start(ctx, scfg)
 	if err != nil {
 		return 0, err
 	}
@@ -246,7 +250,11 @@ func startInProcess(ctx context.Context, dir string, measureMemory bool, sc *Sta
 // the URL it prints, then stops it with SIGTERM. With measureMemory it
 // first waits startupIdle and records the process's resident set.
 func startBinary(ctx context.Context, bin, dir string, measureMemory bool, sc *StartupCase) (time.Duration, error) {
-	args := []string{"--listen", "127.0.0.1:0", "--data-dir", dir, "--unsafe-no-fsync", "--log-level", "error"}
+	scfg := serverConfig()
+	args := []string{"--listen", "127.0.0.1:0", "--data-dir", dir, "--unsafe-no-fsync", "--log-level", "error", "--token-auth-file", scfg.TokenAuthFile}
+	if scfg.UnsafePlainHTTP {
+		args = append(args, "--unsafe-plain-http")
+	}
 	client := newHTTPClient(1)
 	defer client.CloseIdleConnections()
 	out := &servingLine{found: make(chan string, 1)}

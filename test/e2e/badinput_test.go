@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -9,7 +10,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
 	"time"
+
+	"k8s.io/client-go/rest"
 )
 
 // maxBody is kube-apiserver's (and miniapi's) request body limit.
@@ -199,7 +203,12 @@ func TestBadInputBodyLimit(t *testing.T) {
 	const cms = "/api/v1/namespaces/big/configmaps"
 
 	// A raw connection, so the test decides how much body to send: none.
-	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(srv.URL, "http://"), requestTimeout)
+	tlsConfig, err := rest.TLSConfigFor(clientConfig(t, srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsConfig.NextProtos = []string{"http/1.1"}
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: requestTimeout}, "tcp", strings.TrimPrefix(srv.URL, "https://"), tlsConfig)
 	if err != nil {
 		t.Fatal(err)
 	}

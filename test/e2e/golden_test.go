@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"k8s.io/client-go/rest"
 )
 
 // knownDifference is a way miniapi's answer to a golden case differs
@@ -29,14 +32,6 @@ var goldenKnownDifferences = map[string]knownDifference{
 			"object.metadata.managedFields[0].fieldsV1.f:spec..: kube <absent>, miniapi {}",
 			"object.metadata.managedFields[0].fieldsV1.f:spec.f:names..: kube <absent>, miniapi {}",
 			"object.status.conditions: kube null, miniapi <absent>",
-		},
-	},
-	"certificates.k8s.io/certificatesigningrequests/golden-csr": {
-		reason: "miniapi authenticates no one, so the CSR strategy records no requesting user (kube: the admin token's user)",
-		diff: []string{
-			"object.spec.groups: kube [\"system:masters\",\"system:authenticated\"], miniapi <absent>",
-			"object.spec.uid: kube \"admin-uid\", miniapi <absent>",
-			"object.spec.username: kube \"admin\", miniapi <absent>",
 		},
 	},
 	"core/nodes/golden-node": {
@@ -92,8 +87,7 @@ func TestGolden(t *testing.T) {
 
 	t.Run("json", func(t *testing.T) {
 		ctx := context.Background()
-		srv := startServer(t, t.TempDir())
-		g := newGoldenTarget(t, clientConfig(t, srv))
+		g := newGoldenTarget(t, goldenServer(t))
 		g.createNamespaces(ctx, t, goldenNamespaces(cases))
 		for _, c := range cases {
 			got, name := g.createJSON(ctx, t, c)
@@ -108,8 +102,7 @@ func TestGolden(t *testing.T) {
 
 	t.Run("protobuf", func(t *testing.T) {
 		ctx := context.Background()
-		srv := startServer(t, t.TempDir())
-		g := newGoldenTarget(t, clientConfig(t, srv))
+		g := newGoldenTarget(t, goldenServer(t))
 		g.createNamespaces(ctx, t, goldenNamespaces(cases))
 		typed := 0
 		for _, c := range cases {
@@ -154,6 +147,27 @@ func TestGolden(t *testing.T) {
 		}
 	})
 }
+
+// goldenServer starts a server that knows the reference server's admin
+// token (user admin, uid admin-uid, in system:masters) and returns a
+// client configuration that authenticates with it: the answers that
+// record the requesting user (a CertificateSigningRequest's spec) are
+// then the same as kube's.
+func goldenServer(t *testing.T) *rest.Config {
+	t.Helper()
+	tokens := filepath.Join(t.TempDir(), "tokens.csv")
+	if err := os.WriteFile(tokens, []byte(goldenAdminToken+`,admin,admin-uid,"system:masters"`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, t.TempDir(), "--token-auth-file", tokens)
+	cfg := clientConfig(t, srv)
+	cfg.CertData, cfg.KeyData, cfg.BearerToken = nil, nil, goldenAdminToken
+	return cfg
+}
+
+// goldenAdminToken is the admin token of the reference server the
+// answers were captured from (../shared/reference's tokens.csv).
+const goldenAdminToken = "refstack-admin-token"
 
 // recordedGoldenAnswers reads kube's answers to the cases, by case id,
 // failing the test unless each case has exactly one.

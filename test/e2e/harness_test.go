@@ -15,6 +15,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 )
 
 // Bounds on every wait the harness does.
@@ -36,7 +39,7 @@ func isServingLine(line string) bool {
 
 // serverProc is a running miniapi binary.
 type serverProc struct {
-	// URL is the base URL the server printed, e.g. http://127.0.0.1:41234.
+	// URL is the base URL the server printed, e.g. https://127.0.0.1:41234.
 	URL string
 	// DataDir is the data directory it was started with.
 	DataDir string
@@ -92,16 +95,33 @@ func startServer(t *testing.T, dataDir string, extraArgs ...string) *serverProc 
 		t.Fatalf("miniapi %v did not print %q within %v\nstdout:\n%s\nstderr:\n%s", args, "serving on <url>", startTimeout, p.stdout, p.stderr)
 	}
 	_, url, ok := strings.Cut(line, " serving on ")
-	if !ok || !strings.HasPrefix(url, "http://127.0.0.1:") {
+	if !ok || !strings.HasPrefix(url, "https://127.0.0.1:") {
 		p.kill()
-		t.Fatalf("unexpected serving line %q, want \"miniapi <version> serving on http://127.0.0.1:<port>\"", line)
+		t.Fatalf("unexpected serving line %q, want \"miniapi <version> serving on https://127.0.0.1:<port>\"", line)
 	}
 	p.URL = strings.TrimSpace(url)
-	// ExpectContinueTimeout makes "Expect: 100-continue" wait for the
-	// server's verdict before sending a body, as curl does for big ones.
-	p.client = &http.Client{Timeout: requestTimeout, Transport: &http.Transport{ExpectContinueTimeout: 5 * time.Second}}
 	t.Cleanup(func() { p.stop(t) })
+	p.client = p.httpClient(t, clientConfig(t, p))
 	return p
+}
+
+// httpClient is a plain HTTP client with the TLS settings and credentials
+// of cfg (the kubeconfig's: the server's CA, the admin's certificate), for
+// tests that send requests by hand. ExpectContinueTimeout makes "Expect:
+// 100-continue" wait for the server's verdict before sending a body, as
+// curl does for big ones.
+func (p *serverProc) httpClient(t *testing.T, cfg *rest.Config) *http.Client {
+	t.Helper()
+	tlsConfig, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &http.Transport{TLSClientConfig: tlsConfig, ExpectContinueTimeout: 5 * time.Second, ForceAttemptHTTP2: true}
+	var rt http.RoundTripper = tr
+	if cfg.BearerToken != "" {
+		rt = transport.NewBearerAuthRoundTripper(cfg.BearerToken, rt)
+	}
+	return &http.Client{Timeout: requestTimeout, Transport: rt}
 }
 
 // stop shuts the server down with SIGTERM; see stopWith.

@@ -15,7 +15,6 @@ import (
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -50,9 +49,8 @@ func TestInformer(t *testing.T) {
 }
 
 func runInformer(t *testing.T, srv *serverProc) {
-	// Protobuf is not served yet; client-go's typed clients ask for it
-	// first, so pin JSON.
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1, ContentConfig: rest.ContentConfig{ContentType: "application/json", AcceptContentTypes: "application/json"}})
+	// JSON both ways: this test reads the server's request log.
+	cs, err := kubernetes.NewForConfig(jsonOnly(clientConfig(t, srv)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,117 @@
+package server
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync"
+)
+
+// inProcess is an http.RoundTripper that serves each request with the
+// server's own handler in the same process: the server's components
+// (RBAC informers, the bootstrap policy, kube's controllers) use client-go
+// as any client does, through the whole handler chain (authentication,
+// authorization, negotiation), without TLS, sockets or HTTP framing.
+// Streaming answers (watches) arrive as the handler flushes them; closing
+// the response body ends the request as a client disconnecting does.
+type inProcess struct {
+	handler http.Handler
+}
+
+// RoundTrip runs the handler on its own goroutine, which ends when the
+// handler returns: when its answer is complete, or when the caller closes
+// the body or cancels the request's context, as for a remote client.
+func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(req.Context())
+	r := req.Clone(ctx)
+	r.RequestURI = req.URL.RequestURI()
+	r.RemoteAddr = "127.0.0.1:0"
+	if r.Host == "" {
+		r.Host = req.URL.Host
+	}
+	if r.Body == nil {
+		r.Body = http.NoBody
+	}
+	pr, pw := io.Pipe()
+	w := &pipeResponse{header: http.Header{}, body: pw, started: make(chan struct{})}
+	go func() {
+		defer func() {
+			// A handler aborts an answer (http.ErrAbortHandler) as
+			// net/http's server allows; anything else is a bug that
+			// must not pass silently.
+			if p := recover(); p != nil && p != http.ErrAbortHandler {
+				panic(p)
+			}
+			w.start(http.StatusOK)
+			pw.Close()
+		}()
+		t.handler.ServeHTTP(w, r)
+	}()
+	select {
+	case <-w.started:
+	case <-ctx.Done():
+		// The caller gave up before any answer; the handler sees the
+		// same context and returns.
+		pr.CloseWithError(ctx.Err())
+		cancel()
+		return nil, ctx.Err()
+	}
+	return &http.Response{
+		Status:        http.StatusText(w.code),
+		StatusCode:    w.code,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        w.sent,
+		Body:          &cancelOnClose{ReadCloser: pr, cancel: cancel},
+		ContentLength: -1,
+		Request:       req,
+	}, nil
+}
+
+// pipeResponse is the handler's side: headers go out with the first
+// write or WriteHeader, the body through the pipe.
+type pipeResponse struct {
+	header  http.Header
+	body    *io.PipeWriter
+	once    sync.Once
+	started chan struct{}
+	code    int
+	sent    http.Header
+}
+
+func (w *pipeResponse) Header() http.Header { return w.header }
+
+func (w *pipeResponse) WriteHeader(code int) {
+	if code >= 100 && code < 200 {
+		return // interim answers are not passed on
+	}
+	w.start(code)
+}
+
+func (w *pipeResponse) start(code int) {
+	w.once.Do(func() {
+		w.code, w.sent = code, w.header.Clone()
+		close(w.started)
+	})
+}
+
+func (w *pipeResponse) Write(p []byte) (int, error) {
+	w.start(http.StatusOK)
+	return w.body.Write(p)
+}
+
+// Flush has nothing to do: every write already reached the reader. It
+// exists so handlers that flush (watches) find a Flusher.
+func (w *pipeResponse) Flush() { w.start(http.StatusOK) }
+
+// cancelOnClose ends the request when the caller closes the body.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	c.cancel()
+	return c.ReadCloser.Close()
+}
