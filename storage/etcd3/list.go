@@ -58,7 +58,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 		if readRev > 0 {
 			ops = append(ops, clientv3.WithRev(readRev))
 		}
-		resp, err := s.client.Get(ctx, fromKey, ops...)
+		resp, err := s.get(ctx, "list", fromKey, ops...)
 		if err != nil {
 			return nil, listError(prefix, opts.Continue != "", err)
 		}

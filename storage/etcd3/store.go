@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/metadata"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/storage/etcd3/metrics"
 
 	"github.com/miniapi/miniapi/storage"
 )
@@ -20,6 +23,10 @@ type Config struct {
 	// Client talks to etcd. Required. Several Stores may share one
 	// client; the Store never closes it.
 	Client *clientv3.Client
+	// Resource is the group and resource the Store holds, the labels of
+	// its etcd request metrics and watch event counts; empty records
+	// none (a Store that is not one resource's).
+	Resource schema.GroupResource
 }
 
 // Store is storage.Interface over etcd v3. Every write is a transaction
@@ -27,7 +34,8 @@ type Config struct {
 // revisions. A Store holds no goroutines of its own (each Watch owns
 // one) and is safe for concurrent use.
 type Store struct {
-	client *clientv3.Client
+	client   *clientv3.Client
+	resource schema.GroupResource
 	// watchMD is the outgoing gRPC metadata of every Watch and
 	// RequestProgress call. clientv3 multiplexes watches onto one gRPC
 	// stream per distinct metadata, and RequestProgress reaches only the
@@ -59,7 +67,8 @@ func New(cfg Config) *Store {
 	if cfg.Client == nil {
 		panic("etcd3: New needs a client")
 	}
-	s := &Store{client: cfg.Client, progressKick: make(chan struct{})}
+	metrics.Register()
+	s := &Store{client: cfg.Client, resource: cfg.Resource, progressKick: make(chan struct{})}
 	s.watchMD = metadata.Pairs(
 		rpctypes.MetadataRequireLeaderKey, rpctypes.MetadataHasLeader,
 		watchStreamKey, fmt.Sprintf("%p", s),
@@ -70,7 +79,10 @@ func New(cfg Config) *Store {
 // CurrentRevision implements storage.RevisionReader with the package's
 // CurrentRevision.
 func (s *Store) CurrentRevision(ctx context.Context) (int64, error) {
-	return CurrentRevision(ctx, s.client)
+	start := time.Now()
+	rev, err := CurrentRevision(ctx, s.client)
+	s.record("getCurrentResourceVersion", start, err)
+	return rev, err
 }
 
 // CurrentRevision returns etcd's current revision, read linearizably, so
@@ -92,7 +104,7 @@ func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.client.Get(ctx, key)
+	resp, err := s.get(ctx, "get", key)
 	if err != nil {
 		return nil, etcdError(key, "get", err)
 	}
@@ -116,10 +128,9 @@ func (s *Store) Create(ctx context.Context, key string, data []byte) (*storage.O
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.client.Txn(ctx).
+	resp, err := s.commit("create", s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(value))).
-		Commit()
+		Then(clientv3.OpPut(key, string(value))))
 	if err != nil {
 		return nil, etcdError(key, "create", err)
 	}

@@ -53,11 +53,10 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, opts storage.U
 		if cur != nil && bytes.Equal(value, cur.value) {
 			return curObj, nil
 		}
-		txn, err := s.client.Txn(ctx).
+		txn, err := s.commit("update", s.client.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(key), "=", curRev)).
 			Then(clientv3.OpPut(key, string(value))).
-			Else(clientv3.OpGet(key)).
-			Commit()
+			Else(clientv3.OpGet(key)))
 		if err != nil {
 			return nil, etcdError(key, "update", err)
 		}
@@ -90,11 +89,10 @@ func (s *Store) Delete(ctx context.Context, key string, opts storage.DeleteOptio
 				return nil, err
 			}
 		}
-		txn, err := s.client.Txn(ctx).
+		txn, err := s.commit("delete", s.client.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(key), "=", cur.obj.Revision)).
 			Then(clientv3.OpDelete(key)).
-			Else(clientv3.OpGet(key)).
-			Commit()
+			Else(clientv3.OpGet(key)))
 		if err != nil {
 			return nil, etcdError(key, "delete", err)
 		}
@@ -180,7 +178,7 @@ func objectUID(value []byte) (string, error) {
 // readCurrent reads the object at key, nil if there is none: where an update
 // or delete starts.
 func (s *Store) readCurrent(ctx context.Context, key string) (*current, error) {
-	resp, err := s.client.Get(ctx, key)
+	resp, err := s.get(ctx, "get", key)
 	if err != nil {
 		return nil, etcdError(key, "get", err)
 	}

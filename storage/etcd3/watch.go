@@ -210,6 +210,7 @@ func (w *watcher) forward(resp clientv3.WatchResponse) (seen, sent int64, ok boo
 		return 0, 0, false
 	}
 	if resp.IsProgressNotify() {
+		w.store.recordBookmark()
 		if !w.opts.ProgressNotify {
 			return 0, 0, true
 		}
@@ -217,6 +218,7 @@ func (w *watcher) forward(resp clientv3.WatchResponse) (seen, sent int64, ok boo
 		return rev, rev, w.send(storage.Event{Type: storage.Bookmark, Object: &storage.Object{Revision: rev}})
 	}
 	for _, e := range resp.Events {
+		w.store.recordEvent()
 		ev, deliver, err := w.transform(e)
 		if err != nil {
 			w.sendError(err)
@@ -239,11 +241,13 @@ func (w *watcher) readSnapshot() ([]*mvccpb.KeyValue, int64, error) {
 	var kvs []*mvccpb.KeyValue
 	var rev int64
 	from, ops := w.prefix, []clientv3.OpOption{clientv3.WithLimit(maxPageSize)}
+	op := "get"
 	if strings.HasSuffix(w.prefix, "/") {
 		ops = append(ops, clientv3.WithRange(clientv3.GetPrefixRangeEnd(w.prefix)))
+		op = "list"
 	}
 	for {
-		resp, err := w.store.client.Get(w.ctx, from, ops...)
+		resp, err := w.store.get(w.ctx, op, from, ops...)
 		if err != nil {
 			return nil, 0, etcdError(w.prefix, "watch: read initial state", err)
 		}
