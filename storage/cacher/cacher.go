@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/miniapi/miniapi/storage"
 )
@@ -21,6 +22,7 @@ type Cacher struct {
 	log        *slog.Logger
 	wc         *watchCache
 	d          *dispatcher
+	m          *cacheMetrics
 
 	ctx    context.Context // ends when Close is called
 	cancel context.CancelFunc
@@ -59,9 +61,12 @@ func New(underlying storage.Interface, cfg Config) (*Cacher, error) {
 		log:        cfg.Logger,
 		wc:         newWatchCache(cfg.HistorySize, cfg.Clock),
 		d:          newDispatcher(cfg.Clock, cfg.Logger, cfg.DispatchBudget),
+		m:          newCacheMetrics(cfg.Resource),
 		ctx:        ctx,
 		cancel:     cancel,
 	}
+	c.wc.m, c.d.m = c.m, c.m
+	c.m.initialCapacity(c.wc.history.Cap())
 	c.wg.Go(func() { c.reflect(ctx) })
 	c.wg.Go(func() { c.d.run(ctx) })
 	return c, nil
@@ -76,6 +81,7 @@ func (c *Cacher) Close() error {
 	c.lifeMu.Unlock()
 	c.cancel()
 	c.wg.Wait()
+	c.m.close()
 	return nil
 }
 
@@ -226,6 +232,7 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, opts storage.WatchOpt
 	stopAfter := context.AfterFunc(ctx, cancel)
 	w := &cacheWatcher{
 		filter:         newFilter(prefix, opts.Predicate),
+		m:              c.m,
 		input:          make(chan *event, c.cfg.WatcherBuffer),
 		result:         make(chan storage.Event, c.cfg.WatcherBuffer),
 		ctx:            wctx,
@@ -266,7 +273,12 @@ func (c *Cacher) waitFresh(ctx context.Context, rev int64, key string) error {
 			}
 		}
 	}
-	return c.wc.waitUntil(ctx, rev, c.cfg.FreshnessTimeout, key, poke)
+	start := time.Now()
+	err := c.wc.waitUntil(ctx, rev, c.cfg.FreshnessTimeout, key, poke)
+	if rev > 0 {
+		c.m.waited(time.Since(start))
+	}
+	return err
 }
 
 var errNoRevision = errors.New("cacher: the underlying storage cannot report its revision")

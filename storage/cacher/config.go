@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/miniapi/miniapi/storage"
 )
 
@@ -47,6 +49,11 @@ const (
 
 // Config configures a Cacher. Only Prefix is required.
 type Config struct {
+	// Resource is the group and resource of the type the cacher serves:
+	// the labels of its watch cache metrics and object counts. Empty
+	// records no metrics.
+	Resource schema.GroupResource
+
 	// Prefix is the key prefix of the one resource type the cacher serves,
 	// as storage.ResourceKeys.Prefix returns it; it ends in "/". The
 	// reflector lists and watches exactly this prefix; reads outside it

@@ -35,6 +35,7 @@ type dispatcher struct {
 	watchers atomic.Pointer[[]*cacheWatcher]
 
 	terminated atomic.Int64
+	m          *cacheMetrics
 
 	// Owned by the dispatcher goroutine.
 	rev     int64           // every event up to rev has been dispatched
@@ -99,6 +100,7 @@ func (d *dispatcher) run(ctx context.Context) {
 			d.rev = max(d.rev, e.rev)
 			if e.typ != storage.Bookmark {
 				d.dispatch(ctx, e)
+				d.m.eventDispatched()
 			}
 		case <-tick:
 			d.offerBookmarks()
@@ -168,6 +170,7 @@ func (d *dispatcher) terminate(w *cacheWatcher, rev int64) {
 		return
 	}
 	d.terminated.Add(1)
+	d.m.watcherTerminated()
 	d.remove(w)
 	d.log.Debug("cacher: terminated a watcher that could not keep up",
 		"prefix", w.filter.prefix, "startRevision", w.startRev, "eventRevision", rev)

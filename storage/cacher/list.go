@@ -53,16 +53,18 @@ func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptio
 	case opts.ResourceVersion == "":
 		rev, err := c.CurrentRevision(ctx)
 		if err != nil {
-			return c.underlying.List(ctx, prefix, opts)
+			return c.readThrough(ctx, prefix, opts)
 		}
 		if err := c.waitFresh(ctx, rev, prefix); err != nil {
 			if ctx.Err() != nil {
+				c.m.consistentRead(false, ctx.Err())
 				return nil, ctx.Err()
 			}
 			c.log.Debug("cacher: cache not fresh enough for a consistent list; reading through",
 				"prefix", prefix, "revision", rev)
-			return c.underlying.List(ctx, prefix, opts)
+			return c.readThrough(ctx, prefix, opts)
 		}
+		c.m.consistentRead(false, nil)
 	default:
 		if err := c.waitFresh(ctx, rv, prefix); err != nil {
 			if rv == 0 && storage.IsTooLargeResourceVersion(err) {
@@ -73,6 +75,14 @@ func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptio
 		}
 	}
 	return c.wc.list(prefix, opts), nil
+}
+
+// readThrough serves a consistent list the cache could not from the
+// underlying storage.
+func (c *Cacher) readThrough(ctx context.Context, prefix string, opts storage.ListOptions) (*storage.List, error) {
+	l, err := c.underlying.List(ctx, prefix, opts)
+	c.m.consistentRead(true, err)
+	return l, err
 }
 
 // listAt returns the page of the list at exactly rev starting at key from,

@@ -71,7 +71,13 @@ func (c *Cacher) sleep(ctx context.Context, backoff *time.Duration) bool {
 
 // relist reads every object under the prefix at one revision and installs
 // it in the watch cache, dispatching the difference to running watchers.
-func (c *Cacher) relist(ctx context.Context) error {
+func (c *Cacher) relist(ctx context.Context) (err error) {
+	start := time.Now()
+	defer func() {
+		if ctx.Err() == nil {
+			c.m.listed(start, err)
+		}
+	}()
 	var objs []*storage.Object
 	opts := storage.ListOptions{Limit: listPageSize}
 	var rev int64
@@ -103,6 +109,7 @@ func (c *Cacher) relist(ctx context.Context) error {
 		}
 	}
 	c.d.enqueue(ctx, &event{typ: storage.Bookmark, rev: c.wc.revision()})
+	c.recordState()
 	c.log.Debug("cacher: listed", "prefix", c.cfg.Prefix, "objects", len(objs), "revision", rev)
 	return nil
 }
@@ -151,6 +158,7 @@ func (c *Cacher) watchOnce(ctx context.Context) (compacted, progressed bool) {
 				continue
 			}
 			c.wc.progress(ev.Object.Revision)
+			c.m.revision(ev.Object.Revision)
 			if !c.d.enqueue(ctx, &event{typ: storage.Bookmark, rev: ev.Object.Revision}) {
 				return false, progressed
 			}
@@ -166,7 +174,9 @@ func (c *Cacher) watchOnce(ctx context.Context) (compacted, progressed bool) {
 				}
 				attrs = a
 			}
+			c.m.eventReceived()
 			if e := c.wc.apply(ev, attrs); e != nil {
+				c.recordState()
 				if !c.d.enqueue(ctx, e) {
 					return false, progressed
 				}
@@ -174,6 +184,16 @@ func (c *Cacher) watchOnce(ctx context.Context) (compacted, progressed bool) {
 		}
 		progressed = true
 	}
+}
+
+// recordState records the cache's revision and contents in its metrics.
+func (c *Cacher) recordState() {
+	if c.m == nil {
+		return
+	}
+	rev, n, bytes := c.wc.size()
+	c.m.revision(rev)
+	c.m.objects(n, bytes)
 }
 
 // errClosed is returned by calls on a closed Cacher.

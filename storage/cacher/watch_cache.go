@@ -36,6 +36,8 @@ type watchCache struct {
 	// byKey and sorted index the same entries: by key, and in key order.
 	byKey  map[string]*entry
 	sorted []*entry
+	// bytes is the total size of the cached objects' encodings.
+	bytes int64
 	// rev is the revision the cache reflects: every change up to rev has
 	// been applied. Zero until the first list.
 	rev int64
@@ -49,6 +51,8 @@ type watchCache struct {
 	// does not depend on which path serves it.
 	compacted int64
 	history   *ring[*event]
+	// m records history resizes; set once before use.
+	m *cacheMetrics
 	// revChanged is closed and replaced whenever rev advances, waking
 	// everyone waiting for a revision.
 	revChanged chan struct{}
@@ -83,7 +87,9 @@ func (wc *watchCache) setRevLocked(rev int64) {
 // putLocked stores e in both indexes.
 func (wc *watchCache) putLocked(e *entry) {
 	key := e.obj.Key
-	if _, ok := wc.byKey[key]; ok {
+	wc.bytes += int64(len(e.obj.Data))
+	if old, ok := wc.byKey[key]; ok {
+		wc.bytes -= int64(len(old.obj.Data))
 		i, _ := slices.BinarySearchFunc(wc.sorted, key, compareEntryKey)
 		wc.sorted[i] = e
 	} else {
@@ -94,9 +100,11 @@ func (wc *watchCache) putLocked(e *entry) {
 }
 
 func (wc *watchCache) deleteLocked(key string) {
-	if _, ok := wc.byKey[key]; !ok {
+	old, ok := wc.byKey[key]
+	if !ok {
 		return
 	}
+	wc.bytes -= int64(len(old.obj.Data))
 	delete(wc.byKey, key)
 	i, found := slices.BinarySearchFunc(wc.sorted, key, compareEntryKey)
 	if found {
@@ -152,7 +160,9 @@ func (wc *watchCache) appendLocked(e *event) {
 	h := wc.history
 	if wc.dynamic && h.Len() == h.Cap() && h.Cap() < maxHistory {
 		if _, oldest, ok := h.Oldest(); ok && e.recorded.Sub(oldest.recorded) < eventFreshDuration {
-			h.Resize(min(2*h.Cap(), maxHistory))
+			old := h.Cap()
+			h.Resize(min(2*old, maxHistory))
+			wc.m.capacity(old, h.Cap())
 		}
 	}
 	if old, evicted := h.Append(e.rev, e); evicted {
@@ -185,9 +195,11 @@ func (wc *watchCache) replace(objs []*storage.Object, attrs []storage.Attrs, rev
 	now := wc.clock.Now()
 	byKey := make(map[string]*entry, len(objs))
 	sorted := make([]*entry, len(objs))
+	var bytes int64
 	for i, o := range objs {
 		e := &entry{obj: o, attrs: attrs[i]}
 		byKey[o.Key], sorted[i] = e, e
+		bytes += int64(len(o.Data))
 	}
 	slices.SortFunc(sorted, func(a, b *entry) int { return strings.Compare(a.obj.Key, b.obj.Key) })
 
@@ -225,7 +237,7 @@ func (wc *watchCache) replace(objs []*storage.Object, attrs []storage.Attrs, rev
 		slices.SortStableFunc(changed, func(a, b *event) int { return cmp.Compare(a.rev, b.rev) })
 		events = append(events, changed...)
 	}
-	wc.byKey, wc.sorted = byKey, sorted
+	wc.byKey, wc.sorted, wc.bytes = byKey, sorted, bytes
 	wc.history.Reset()
 	wc.floor = rev
 	if rev < wc.rev {
@@ -250,6 +262,14 @@ func (wc *watchCache) current() (rev int64, changed <-chan struct{}) {
 	wc.mu.RLock()
 	defer wc.mu.RUnlock()
 	return wc.rev, wc.revChanged
+}
+
+// size returns the cache's revision, its number of objects and their
+// total size.
+func (wc *watchCache) size() (rev int64, objects int, bytes int64) {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	return wc.rev, len(wc.byKey), wc.bytes
 }
 
 // stats returns the cache's part of a Cacher's Stats.

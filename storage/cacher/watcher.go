@@ -24,6 +24,8 @@ type cacheWatcher struct {
 	cancel context.CancelFunc
 	// slow is set when the dispatcher terminated the watcher.
 	slow atomic.Bool
+	// m counts the initial events sent.
+	m *cacheMetrics
 
 	// Initial events, sent before anything from input: current objects
 	// (as Added) or history (converted by the filter), and then, if
@@ -69,20 +71,26 @@ func (w *cacheWatcher) run(unregister func(*cacheWatcher)) {
 	defer w.cancel()
 
 	w.lastRev = w.startRev
+	initial := 0
 	for _, e := range w.initObjs {
 		if w.filter.matches(e.obj.Key, e.attrs) {
 			if !w.send(storage.Event{Type: storage.Added, Object: e.obj}) {
 				return
 			}
+			initial++
 		}
 	}
 	w.initObjs = nil
 	for _, e := range w.initEvents {
-		if ev, ok := w.filter.convert(e); ok && !w.send(ev) {
-			return
+		if ev, ok := w.filter.convert(e); ok {
+			if !w.send(ev) {
+				return
+			}
+			initial++
 		}
 	}
 	w.initEvents = nil
+	w.m.initialEvents(initial)
 	if w.initialEnd {
 		if !w.send(storage.Event{Type: storage.Bookmark, Object: &storage.Object{Revision: w.startRev}, InitialEventsEnd: true}) {
 			return
