@@ -88,10 +88,7 @@ func (h *Handler) ServeResource(w http.ResponseWriter, r *http.Request, info Req
 		return
 	}
 	t := &res.Type
-	// A namespaced type is reached by name only under namespaces/<ns>/, a
-	// cluster-scoped type never under it; a namespaced collection without
-	// a namespace is the all-namespaces list.
-	if (info.NamespacedPath && !t.Namespaced) || (!info.NamespacedPath && t.Namespaced && info.Name != "") {
+	if !ScopeMatches(t, info) {
 		writeError(w, r, h.log, api.NewGenericNotFound())
 		return
 	}
@@ -116,6 +113,14 @@ func (h *Handler) ServeResource(w http.ResponseWriter, r *http.Request, info Req
 	default:
 		req.object()
 	}
+}
+
+// ScopeMatches reports whether info's path reaches type t: a namespaced
+// type is reached by name only under namespaces/<ns>/, a cluster-scoped
+// type never under it; a namespaced collection without a namespace is
+// the all-namespaces list.
+func ScopeMatches(t *registry.Type, info RequestInfo) bool {
+	return !(info.NamespacedPath && !t.Namespaced) && !(!info.NamespacedPath && t.Namespaced && info.Name != "")
 }
 
 // request carries one resource request through its verb handler.

@@ -15,6 +15,8 @@ import (
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apiserver/pkg/endpoints/metrics"
+	compbasemetrics "k8s.io/component-base/metrics"
 )
 
 // watch answers ?watch=true on a collection and the legacy /watch/ paths:
@@ -66,6 +68,7 @@ func (q *request) watch() {
 	defer w.Stop()
 	frames := newFrameEncoder(q.t, p.ResourceVersion)
 	frames.convert = convert
+	frames.countSent(q.r.Context(), q.info)
 	if out.mediaType == mediaProtobuf {
 		frames.proto = &out
 	}
@@ -159,6 +162,10 @@ type frameEncoder struct {
 	// buf assembles one frame so it goes out in one write; a watch's
 	// frames are written by one goroutine, so one buffer serves them all.
 	buf []byte
+	// events and sizes, when set, count the frames sent and their sizes
+	// (kube's apiserver_watch_events_total and _sizes).
+	events compbasemetrics.CounterMetric
+	sizes  compbasemetrics.ObserverMetric
 }
 
 func newFrameEncoder(t *registry.Type, requestedRV string) *frameEncoder {
@@ -175,6 +182,23 @@ var (
 	}
 	frameSuffix = []byte("}\n")
 )
+
+// countSent makes the encoder count the frames sent in kube's watch
+// event metrics, labelled with the watched group, version and resource
+// as kube-apiserver labels them. The series are looked up once per
+// watch, not per event.
+func (f *frameEncoder) countSent(ctx context.Context, info RequestInfo) {
+	f.events = metrics.WatchEvents.WithContext(ctx).WithLabelValues(info.Group, info.Version, info.Resource)
+	f.sizes = metrics.WatchEventsSizes.WithContext(ctx).WithLabelValues(info.Group, info.Version, info.Resource)
+}
+
+// sent records one frame of n bytes written to the client.
+func (f *frameEncoder) sent(n int) {
+	if f.events != nil {
+		f.events.Inc()
+		f.sizes.Observe(float64(n))
+	}
+}
 
 // contentType is the Content-Type of the watch response.
 func (f *frameEncoder) contentType() string {
@@ -250,8 +274,11 @@ func (f *frameEncoder) write(w io.Writer, ev storage.Event) error {
 		f.buf = appendLengthPrefix(f.buf[:0], frame)
 		frame = f.buf
 	}
-	_, err = w.Write(frame)
-	return err
+	if _, err = w.Write(frame); err != nil {
+		return err
+	}
+	f.sent(len(frame))
+	return nil
 }
 
 // bookmark is an object of the watched kind carrying only its

@@ -31,9 +31,14 @@ func (s *wsSink) write(ev storage.Event) error {
 		return err
 	}
 	if s.frames.proto != nil {
-		return websocket.Message.Send(s.ws, frame)
+		err = websocket.Message.Send(s.ws, frame)
+	} else {
+		err = websocket.Message.Send(s.ws, string(frame))
 	}
-	return websocket.Message.Send(s.ws, string(frame))
+	if err == nil {
+		s.frames.sent(len(frame))
+	}
+	return err
 }
 
 // flush is a no-op: every message is sent whole.
