@@ -15,13 +15,15 @@ import (
 
 var jsonMarshal = json.Marshal
 
-// statusRecorder remembers the status code and whether headers went out.
+// statusRecorder remembers the status code, whether headers went out and
+// how many body bytes were written.
 // It implements Unwrap so http.ResponseController reaches the real
 // writer's Flush and SetWriteDeadline.
 type statusRecorder struct {
 	http.ResponseWriter
 	code        int
 	wroteHeader bool
+	written     int
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
@@ -35,7 +37,9 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	if !s.wroteHeader {
 		s.code, s.wroteHeader = http.StatusOK, true
 	}
-	return s.ResponseWriter.Write(b)
+	n, err := s.ResponseWriter.Write(b)
+	s.written += n
+	return n, err
 }
 
 // Hijack hands the connection over (WebSocket upgrades); some libraries

@@ -56,11 +56,12 @@ func New(cfg Config) http.Handler {
 	}
 
 	r := chi.NewRouter()
-	r.Use(recoverPanics(cfg.Logger), logRequests(cfg.Logger), withRequestDeadline(builtin.Codecs()))
+	r.Use(recoverPanics(cfg.Logger), logRequests(cfg.Logger), withRequestDeadline(builtin.Codecs()), countInflight)
 	r.NotFound(s.notFound)
 	r.MethodNotAllowed(s.methodNotAllowed)
 
 	s.installHealth(r)
+	installMetrics(r)
 	// getBoth serves a discovery document also at its path with a
 	// trailing slash, as kube-apiserver does (/apis/, /api/v1/, /version/).
 	getBoth := func(pattern string, h http.HandlerFunc) {
@@ -102,7 +103,15 @@ func (s *server) resource(w http.ResponseWriter, r *http.Request, group, version
 		s.notFound(w, r)
 		return
 	}
-	s.handlers.ServeResource(w, r, info)
+	t, ok := s.servedType(info)
+	if !ok {
+		// The handlers answer 404; kube records no metrics for it.
+		s.handlers.ServeResource(w, r, info)
+		return
+	}
+	monitor(w, r, t, func(w http.ResponseWriter, r *http.Request) {
+		s.handlers.ServeResource(w, r, info)
+	})
 }
 
 func (s *server) notFound(w http.ResponseWriter, r *http.Request) {

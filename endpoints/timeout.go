@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/endpoints/filters"
-	"k8s.io/apiserver/pkg/endpoints/request"
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
 )
 
@@ -24,15 +23,16 @@ const requestTimeoutMaximum = time.Minute
 // RequestInfo and long-running check tell them, are not bounded at all.
 // errors writes the 400 in the encoding the client negotiates.
 func withRequestDeadline(errors runtime.NegotiatedSerializer) func(http.Handler) http.Handler {
-	infos := &request.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
-	// kube-apiserver's long-running verbs and subresources
-	// (k8s.io/kubernetes/pkg/controlplane/apiserver BuildGenericConfig).
-	longRunning := genericfilters.BasicLongRunningRequestCheck(
-		sets.NewString("watch", "proxy"),
-		sets.NewString("attach", "exec", "proxy", "log", "portforward"),
-	)
 	return func(next http.Handler) http.Handler {
 		h := filters.WithRequestDeadline(next, nil, nil, longRunning, errors, requestTimeoutMaximum)
-		return filters.WithRequestInfo(h, infos)
+		return filters.WithRequestInfo(h, requestInfos)
 	}
 }
+
+// longRunning tells kube-apiserver's long-running requests: its
+// long-running verbs and subresources
+// (k8s.io/kubernetes/pkg/controlplane/apiserver BuildGenericConfig).
+var longRunning = genericfilters.BasicLongRunningRequestCheck(
+	sets.NewString("watch", "proxy"),
+	sets.NewString("attach", "exec", "proxy", "log", "portforward"),
+)

@@ -27,6 +27,7 @@ import (
 	"github.com/miniapi/miniapi/storage/etcd3"
 	"github.com/miniapi/miniapi/storage/versioned"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Config is everything a miniapi server needs; the miniapi command fills
@@ -375,7 +376,8 @@ func freshDataDir(cfg Config) bool {
 // below the cacher, so the cache holds bytes in the served version,
 // defaulted.
 func (s *Server) storageFactory(t *registry.Type, keys storage.ResourceKeys, attrs storage.AttrFunc) (storage.Interface, func() error, error) {
-	var under storage.Interface = etcd3.New(etcd3.Config{Client: s.client})
+	gr := schema.GroupResource{Group: t.Group, Resource: t.Plural}
+	var under storage.Interface = etcd3.New(etcd3.Config{Client: s.client, Resource: gr})
 	if t.StorageVersion != "" {
 		cfg := versioned.Config{Served: t.APIVersion(), Stored: t.StorageAPIVersion(), Default: apiextensions.ReadDefaults(t)}
 		if vc, ok := t.Strategy.(registry.VersionConverter); ok {
@@ -386,6 +388,7 @@ func (s *Server) storageFactory(t *registry.Type, keys storage.ResourceKeys, att
 		}
 	}
 	c, err := cacher.New(under, cacher.Config{
+		Resource:    gr,
 		Prefix:      keys.Prefix(),
 		Attrs:       attrs,
 		HistorySize: s.cfg.WatchCacheSize,
