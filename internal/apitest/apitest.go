@@ -13,10 +13,12 @@ import (
 	"testing"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
+	"github.com/miniapi/miniapi/storage/cacher"
 	"github.com/miniapi/miniapi/storage/etcd3"
 	"github.com/miniapi/miniapi/storage/etcd3/etcd3test"
 )
@@ -159,14 +161,42 @@ func ConfigMap(name string, labels map[string]string, data map[string]string) ma
 func Registry(t testing.TB) (*registry.Registry, *clientv3.Client) {
 	t.Helper()
 	client := etcd3test.Start(t)
-	reg := registry.New(registry.Config{Storage: func(*registry.Type, storage.ResourceKeys, storage.AttrFunc) (storage.Interface, func() error, error) {
-		return etcd3.New(etcd3.Config{Client: client}), nil, nil
-	}})
+	return newRegistry(t, func(t *registry.Type, _ storage.ResourceKeys, _ storage.AttrFunc) (storage.Interface, func() error, error) {
+		return etcd3.New(etcd3.Config{Client: client, Resource: groupResource(t)}), nil, nil
+	}), client
+}
+
+// CachedRegistry is Registry with each type's store behind its own
+// cacher, as the server wires them, so lists and watches come from
+// memory and the watch cache's metrics are recorded.
+func CachedRegistry(t testing.TB) (*registry.Registry, *clientv3.Client) {
+	t.Helper()
+	client := etcd3test.Start(t)
+	return newRegistry(t, func(t *registry.Type, keys storage.ResourceKeys, attrs storage.AttrFunc) (storage.Interface, func() error, error) {
+		gr := groupResource(t)
+		c, err := cacher.New(etcd3.New(etcd3.Config{Client: client, Resource: gr}),
+			cacher.Config{Resource: gr, Prefix: keys.Prefix(), Attrs: attrs})
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, c.Close, nil
+	}), client
+}
+
+func groupResource(t *registry.Type) schema.GroupResource {
+	return schema.GroupResource{Group: t.Group, Resource: t.Plural}
+}
+
+// newRegistry adds the built-in kinds and WidgetType to a registry over
+// storage, closed when the test ends.
+func newRegistry(t testing.TB, storage registry.StorageFactory) *registry.Registry {
+	t.Helper()
+	reg := registry.New(registry.Config{Storage: storage})
 	for _, typ := range append(builtin.Types(builtin.Config{}), WidgetType) {
 		if err := reg.Add(typ); err != nil {
 			t.Fatal(err)
 		}
 	}
 	t.Cleanup(func() { reg.Close() })
-	return reg, client
+	return reg
 }
