@@ -72,14 +72,17 @@ func monitor(w http.ResponseWriter, r *http.Request, t *registry.Type, serve htt
 	} else {
 		serve(rec, r)
 	}
-	// MonitorRequest tells LIST from GET by scope and WATCH by ?watch;
-	// the verb passed covers the legacy /watch/ paths.
-	verb := ""
+	// The verb is what kube's installer passes for the route: it
+	// decides whether the response size is recorded (GET and LIST) and
+	// marks the legacy /watch/ paths; MonitorRequest derives the
+	// reported verb itself.
+	scope := metrics.CleanScope(info)
+	verb := metrics.CanonicalVerb(r.Method, scope)
 	if info.Verb == "watch" {
 		verb = metrics.MethodWatch
 	}
 	metrics.MonitorRequest(r, verb, info.APIGroup, info.APIVersion, info.Resource, info.Subresource,
-		metrics.CleanScope(info), metrics.APIServerComponent, t.DeprecationWarning != "", "",
+		scope, metrics.APIServerComponent, t.DeprecationWarning != "", "",
 		rec.code, rec.written, time.Since(start))
 }
 
