@@ -76,6 +76,15 @@
 // revision, so a client that resumes from a revision inside the gap gets
 // 410 and relists instead of trusting synthesized revisions.
 //
+// # Metrics
+//
+// With Config.Resource set, a Cacher records kube-apiserver's watch cache
+// metrics (events received and dispatched, resourceVersion,
+// initializations, read waits, consistent reads, terminated watchers,
+// initial events, history capacity) and the resource's object count and
+// size (apiserver_resource_objects), exactly, as it applies events;
+// Close removes the object count. See metrics.go.
+//
 // # Lifecycle
 //
 // New starts the reflector and the dispatcher; Ready waits for the first

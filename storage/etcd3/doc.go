@@ -14,6 +14,11 @@
 // and new state. Store also implements storage.RevisionReader and
 // storage.ProgressRequester for the cacher.
 //
+// With Config.Resource set, a Store records each etcd request in
+// kube-apiserver's etcd_request_duration_seconds (and its siblings) under
+// kube's operation names, and its watches count the events and progress
+// notifications they receive (see metrics.go).
+//
 // Lifecycle: get a client (StartEmbedded for the built-in member, NewClient
 // for --etcd-servers), build one Store per resource type over it with New,
 // and close the client (or the Embedded) when the server stops. A Store
