@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"maps"
 	"slices"
 	"time"
@@ -128,4 +129,27 @@ func clone[T any](p *T) *T {
 	}
 	v := *p
 	return &v
+}
+
+// FromKubeError turns an error built by apimachinery's constructors
+// (k8s.io/apimachinery/pkg/api/errors), or any error carrying a
+// metav1.Status, into a *StatusError with the same Status, so code that
+// answers with kube's own errors answers exactly as kube does. Any other
+// error is returned as it is.
+func FromKubeError(err error) error {
+	var ks interface{ Status() metav1.Status }
+	if !errors.As(err, &ks) {
+		return err
+	}
+	st := ks.Status()
+	out := Status{Status: st.Status, Message: st.Message, Reason: StatusReason(st.Reason), Code: st.Code}
+	if d := st.Details; d != nil {
+		out.Details = &StatusDetails{
+			Name: d.Name, Group: d.Group, Kind: d.Kind, UID: string(d.UID), RetryAfterSeconds: d.RetryAfterSeconds,
+		}
+		for _, c := range d.Causes {
+			out.Details.Causes = append(out.Details.Causes, StatusCause{Type: string(c.Type), Message: c.Message, Field: c.Field})
+		}
+	}
+	return &StatusError{ErrStatus: out}
 }

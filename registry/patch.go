@@ -12,9 +12,22 @@ import (
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/storage"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// kube-apiserver's limits on JSON patches, which keep a small patch from
+// growing an object without bound (CVE-2019-1002100): the operations one
+// patch may hold (maxJSONPatchOperations in k8s.io/apiserver's patch
+// handler; more is 413) and the bytes its copy operations may add in
+// total (the default JSONPatchMaxCopyBytes of k8s.io/apiserver's server
+// Config, as evanphx/json-patch's AccumulatedCopySizeLimit; more is 422).
+const (
+	MaxJSONPatchOperations = 10000
+	JSONPatchMaxCopyBytes  = 3 << 20
 )
 
 // Patch types, as the Content-Type of a PATCH names them.
@@ -137,10 +150,20 @@ func (s *Store) patcher(patchType string, patch []byte) (func([]byte) ([]byte, e
 		if err != nil {
 			return nil, api.NewBadRequest(fmt.Sprintf("invalid JSON patch: %v", err))
 		}
+		if len(p) > MaxJSONPatchOperations {
+			return nil, api.FromKubeError(apierrors.NewRequestEntityTooLargeError(
+				fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", MaxJSONPatchOperations, len(p))))
+		}
+		opts := jsonpatch.NewApplyOptions()
+		opts.AccumulatedCopySizeLimit = JSONPatchMaxCopyBytes
 		return func(doc []byte) ([]byte, error) {
-			out, err := p.Apply(doc)
+			out, err := p.ApplyWithOptions(doc, opts)
 			if err != nil {
-				return nil, unprocessable(fmt.Sprintf("the JSON patch could not be applied: %v", err))
+				// kube-apiserver answers every failure to apply a JSON
+				// patch, the copy limit included, with this generic 422
+				// (its server message is dropped for 422).
+				return nil, api.FromKubeError(apierrors.NewGenericServerResponse(
+					http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false))
 			}
 			return out, nil
 		}, nil
@@ -169,14 +192,6 @@ func (s *Store) patcher(patchType string, patch []byte) (func([]byte) ([]byte, e
 	default:
 		return nil, api.NewUnsupportedMediaType(patchType, []string{PatchJSON, PatchMerge, PatchStrategicMerge, PatchApply})
 	}
-}
-
-// unprocessable is the 422 kube-apiserver answers when a well-formed
-// patch cannot be applied to the object.
-func unprocessable(msg string) error {
-	return &api.StatusError{ErrStatus: api.Status{
-		Status: api.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: api.ReasonInvalid, Message: msg,
-	}}
 }
 
 // checkMergePatch refuses a merge patch that is not a JSON object.
