@@ -7,6 +7,7 @@ import (
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/storage"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // statusErr converts err for a request about the object name ("" for
@@ -18,10 +19,11 @@ func (s *Store) statusErr(err error, name string) error {
 // statusError is the one conversion of storage errors into what a client
 // sees: a *api.StatusError with kube-apiserver's reason and code for the
 // storage errors a client can act on (NotFound, Exists, Conflict,
-// Compacted, TooLargeResourceVersion, Invalid). Errors that already carry
-// a Status pass through, and so does any other error, which handlers
-// answer as a 500. gr and name are the resource and object a request
-// addressed (name "" for lists and watches); nil stays nil.
+// Compacted, TooLargeResourceVersion, EntityTooLarge, Invalid). Errors
+// that already carry a Status pass through, and so does any other error,
+// which handlers answer as a 500. gr and name are the resource and
+// object a request addressed (name "" for lists and watches); nil stays
+// nil.
 func statusError(gr api.GroupResource, name string, err error) error {
 	if err == nil {
 		return nil
@@ -56,6 +58,21 @@ func statusError(gr api.GroupResource, name string, err error) error {
 			msg = strings.ToUpper(m[:1]) + m[1:]
 		}
 		return api.NewTimeout(msg, 1)
+	case storage.CodeEntityTooLarge:
+		// kube-apiserver answers this 500 (after one retry without
+		// managedFields); it is the client's object that is too large,
+		// so miniapi says so with the 413 kube gives a body over its
+		// limit.
+		what := gr.String()
+		if name != "" {
+			what = fmt.Sprintf("%s %q", what, name)
+		}
+		cause := e.Err
+		if u := errors.Unwrap(cause); u != nil {
+			cause = u // etcd's words, without the storage layer's prefix
+		}
+		return api.FromKubeError(apierrors.NewRequestEntityTooLargeError(
+			fmt.Sprintf("%s is too large to be stored in etcd (%v)", what, cause)))
 	case storage.CodeInvalid:
 		msg := "invalid request"
 		if e.Err != nil {

@@ -24,6 +24,10 @@ const (
 	CodeInvalid
 	// CodeInternal: the backend failed.
 	CodeInternal
+	// CodeEntityTooLarge: a write was refused because the object is
+	// larger than the backend stores (etcd's --max-request-bytes, 1.5 MiB
+	// by default, or the client's largest message); nothing was written.
+	CodeEntityTooLarge
 )
 
 var codeNames = map[Code]string{
@@ -34,6 +38,7 @@ var codeNames = map[Code]string{
 	CodeTooLargeResourceVersion: "too large resource version",
 	CodeInvalid:                 "invalid",
 	CodeInternal:                "internal error",
+	CodeEntityTooLarge:          "entity too large",
 }
 
 // Error is every error storage returns about a key.
@@ -85,6 +90,10 @@ func IsCompacted(err error) bool { return hasCode(err, CodeCompacted) }
 // IsTooLargeResourceVersion reports whether err says a revision is newer
 // than the backend has.
 func IsTooLargeResourceVersion(err error) bool { return hasCode(err, CodeTooLargeResourceVersion) }
+
+// IsEntityTooLarge reports whether err says a write was refused for the
+// size of the object.
+func IsEntityTooLarge(err error) bool { return hasCode(err, CodeEntityTooLarge) }
 
 // IsInvalid reports whether err says the storage request was malformed.
 func IsInvalid(err error) bool { return hasCode(err, CodeInvalid) }

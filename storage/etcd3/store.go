@@ -5,13 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/storage/etcd3/metrics"
 
@@ -190,14 +193,30 @@ func objectFromKV(kv *mvccpb.KeyValue) (*storage.Object, error) {
 
 // etcdError converts an error from the etcd client into a storage error:
 // Compacted and TooLargeResourceVersion for reads at a revision etcd no
-// longer or not yet has, Internal otherwise (which still unwraps to
-// context errors).
+// longer or not yet has, EntityTooLarge for a write of an object too
+// large to store, Internal otherwise (which still unwraps to context
+// errors).
 func etcdError(key, op string, err error) error {
 	switch {
 	case errors.Is(err, rpctypes.ErrCompacted):
 		return storage.NewError(storage.CodeCompacted, key, 0, fmt.Errorf("etcd3: %s: %w", op, err))
 	case errors.Is(err, rpctypes.ErrFutureRev):
 		return storage.NewError(storage.CodeTooLargeResourceVersion, key, 0, fmt.Errorf("etcd3: %s: %w", op, err))
+	case isTooLarge(err):
+		return storage.NewError(storage.CodeEntityTooLarge, key, 0, fmt.Errorf("etcd3: %s: %w", op, err))
 	}
 	return storage.NewError(storage.CodeInternal, key, 0, fmt.Errorf("etcd3: %s: %w", op, err))
+}
+
+// isTooLarge reports whether a write failed for the size of its request,
+// in the two ways kube-apiserver recognises (isTooLargeError in
+// k8s.io/apiserver's handlers): etcd refused a request over its
+// --max-request-bytes, or the gRPC client refused to send a message over
+// its limit (2 MiB by default) to an external cluster.
+func isTooLarge(err error) bool {
+	if errors.Is(err, rpctypes.ErrRequestTooLarge) {
+		return true
+	}
+	st, ok := status.FromError(err)
+	return ok && st.Code() == codes.ResourceExhausted && strings.Contains(st.Message(), "trying to send message larger than max")
 }

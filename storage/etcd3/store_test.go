@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -277,5 +278,57 @@ func TestCurrentRevisionAndReady(t *testing.T) {
 	}
 	if err := etcd3.Ready(ctx, client); err != nil {
 		t.Fatalf("Ready: %v", err)
+	}
+}
+
+// TestTooLargeObject refuses a write of an object etcd will not store
+// as EntityTooLarge, not as an internal error: over etcd's request
+// limit (1.5 MiB) through the in-process client, and over the gRPC
+// client's largest message (2 MiB) through a loopback one, the path to
+// an external cluster. Nothing is written.
+func TestTooLargeObject(t *testing.T) {
+	emb := etcd3test.StartEmbedded(t)
+	loopback, err := etcd3.NewClient(etcd3.ClientConfig{Endpoints: []string{emb.Endpoint()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { loopback.Close() })
+	ctx := testContext(t)
+	big := func(size int) []byte {
+		b, err := json.Marshal(map[string]any{"metadata": map[string]any{"name": "big"}, "data": strings.Repeat("x", size)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name   string
+		client *clientv3.Client
+		size   int
+	}{
+		{"in-process, 1.6 MiB", emb.Client, 1600 << 10},
+		{"in-process, 2.9 MiB", emb.Client, 2900 << 10},
+		{"loopback, 1.6 MiB", loopback, 1600 << 10},
+		{"loopback, 2.9 MiB", loopback, 2900 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := etcd3.New(etcd3.Config{Client: tc.client})
+			key := configMaps.Key("ns", "big")
+			if _, err := s.Create(ctx, key, big(tc.size)); !storage.IsEntityTooLarge(err) {
+				t.Fatalf("Create = %v, want EntityTooLarge", err)
+			}
+			if _, err := s.Create(ctx, key, big(10)); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.GuaranteedUpdate(ctx, key, storage.UpdateOptions{}, func(*storage.Object) ([]byte, error) {
+				return big(tc.size), nil
+			})
+			if !storage.IsEntityTooLarge(err) {
+				t.Fatalf("GuaranteedUpdate = %v, want EntityTooLarge", err)
+			}
+			if _, err := s.Delete(ctx, key, storage.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
