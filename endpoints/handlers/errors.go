@@ -17,7 +17,17 @@ type statusCarrier interface {
 // writeError answers err as a Status, in JSON, YAML or protobuf as the
 // client accepts. Errors that carry one are the client's concern; anything
 // else is a server bug, logged and answered 500.
+//
+// A request whose context has ended failed because of that, whatever err
+// says: the client went away (context.Canceled) or its ?timeout= or the
+// request timeout ran out (DeadlineExceeded). It is answered with the 504
+// kube-apiserver's FinishRequest gives, and logged at debug only, so a
+// client that cancels many requests cannot fill the log.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	if ctxErr := r.Context().Err(); ctxErr != nil {
+		log.Debug("request ended before it completed", "method", r.Method, "path", r.URL.Path, "cause", ctxErr, "err", err)
+		err = api.NewTimeout("request did not complete within requested timeout - "+ctxErr.Error(), 0)
+	}
 	var sc statusCarrier
 	if !errors.As(err, &sc) {
 		log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -157,11 +156,6 @@ type resourceStore interface {
 var _ resourceStore = (*registry.Store)(nil)
 
 func (q *request) fail(err error) {
-	if errors.Is(q.r.Context().Err(), context.DeadlineExceeded) {
-		// The client's ?timeout= ran out: whatever failed, the answer is
-		// kube-apiserver's 504.
-		err = api.NewTimeout("request did not complete within requested timeout - context deadline exceeded", 0)
-	}
 	writeError(q.w, q.r, q.h.log, err)
 }
 
