@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/miniapi/miniapi/api"
@@ -29,6 +30,12 @@ type Config struct {
 	// OpenAPI supplies Kubernetes' OpenAPI definitions for the
 	// documents (builtin.OpenAPI); required to serve /openapi.
 	OpenAPI Definitions
+	// RequestTimeout bounds every request that is not long-running (all
+	// but watches, proxies, exec, attach, log and portforward), as
+	// kube-apiserver's --request-timeout: one still running then is
+	// answered 504, and a body still arriving is cut. 0 or less means
+	// DefaultRequestTimeout.
+	RequestTimeout time.Duration
 }
 
 type server struct {
@@ -56,7 +63,10 @@ func New(cfg Config) http.Handler {
 	}
 
 	r := chi.NewRouter()
-	r.Use(recoverPanics(cfg.Logger), logRequests(cfg.Logger), withRequestDeadline(builtin.Codecs()), countInflight)
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	r.Use(recoverPanics(cfg.Logger), logRequests(cfg.Logger), withRequestDeadline(builtin.Codecs(), cfg.RequestTimeout), countInflight)
 	r.NotFound(s.notFound)
 	r.MethodNotAllowed(s.methodNotAllowed)
 

@@ -10,21 +10,23 @@ import (
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
 )
 
-// requestTimeoutMaximum bounds every request that is not long-running,
-// as kube-apiserver's --request-timeout does by default; a shorter,
-// positive ?timeout= bounds it more.
-const requestTimeoutMaximum = time.Minute
+// DefaultRequestTimeout bounds every request that is not long-running
+// unless Config.RequestTimeout says otherwise: kube-apiserver's default
+// --request-timeout (k8s.io/apiserver's server Config). A shorter,
+// positive ?timeout= bounds a request more.
+const DefaultRequestTimeout = time.Minute
 
-// withRequestDeadline bounds each request by its ?timeout= through
-// kube-apiserver's own filters, before routing, as kube does: an invalid
-// value is kube's 400 on every path (/version, discovery, health and
-// paths that do not exist included), and the long-running requests
-// (watches, proxies, exec, attach, log, portforward), as kube's
-// RequestInfo and long-running check tell them, are not bounded at all.
-// errors writes the 400 in the encoding the client negotiates.
-func withRequestDeadline(errors runtime.NegotiatedSerializer) func(http.Handler) http.Handler {
+// withRequestDeadline bounds each request by its ?timeout=, at most
+// limit, through kube-apiserver's own filters, before routing, as kube
+// does: an invalid value is kube's 400 on every path (/version,
+// discovery, health and paths that do not exist included), and the
+// long-running requests (watches, proxies, exec, attach, log,
+// portforward), as kube's RequestInfo and long-running check tell them,
+// are not bounded at all. errors writes the 400 in the encoding the
+// client negotiates.
+func withRequestDeadline(errors runtime.NegotiatedSerializer, limit time.Duration) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
-		h := filters.WithRequestDeadline(next, nil, nil, longRunning, errors, requestTimeoutMaximum)
+		h := filters.WithRequestDeadline(next, nil, nil, longRunning, errors, limit)
 		return filters.WithRequestInfo(h, requestInfos)
 	}
 }

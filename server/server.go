@@ -107,6 +107,11 @@ type Config struct {
 	// ClusterIPs and NodePorts come from, as kube-apiserver's flags of
 	// the same names; empty means kube-apiserver's defaults.
 	ServiceClusterIPRange, ServiceNodePortRange string
+	// RequestTimeout bounds every request but the long-running ones
+	// (watches, exec, attach, log, portforward, proxy), as
+	// kube-apiserver's --request-timeout; 0 means its default,
+	// endpoints.DefaultRequestTimeout (60 s).
+	RequestTimeout time.Duration
 	// Logger receives all logs; nil discards them.
 	Logger *slog.Logger
 	// EtcdLogger receives the embedded etcd's own logs; nil discards them.
@@ -278,6 +283,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		Ready:    func(ctx context.Context) error { return etcd3.Ready(ctx, s.client) },
 		Handlers: handlers.Config{ShutdownWatches: s.stopWatches},
 		OpenAPI:  &builtin.OpenAPI{},
+
+		RequestTimeout: cfg.RequestTimeout,
 	})
 	if s.sec != nil {
 		handler = s.sec.auth.Wrap(handler)
@@ -287,7 +294,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	s.inProcess.handler = handler
 	s.http = &http.Server{
 		Handler:           handler,
-		ReadHeaderTimeout: 30 * time.Second,
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		HTTP2:             http2Config(),
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 		TLSConfig:         s.secTLS(),
 	}

@@ -94,6 +94,7 @@ external cluster with --etcd-servers. docs/options.md describes the flags.`,
 	f.DurationVar(&o.cfg.CompactionInterval, "etcd-compaction-interval", server.DefaultCompactionInterval, "how often to compact etcd's history, keeping one interval of it (0 or less: never)")
 	f.IntVar(&o.cfg.WatchCacheSize, "watch-cache-size", 0, "events of history each type's watch cache keeps for watches from a resourceVersion (0: sized to cover at least 75 seconds)")
 	f.StringSliceVar(&o.cfg.Controllers, "controllers", []string{"*"}, "built-in controllers to run, as kube-controller-manager's flag: '*' for all (each is on by default), 'name' to turn one on, '-name' to turn one off; known: "+strings.Join(controllers.Names(), ", "))
+	f.DurationVar(&o.cfg.RequestTimeout, "request-timeout", server.DefaultRequestTimeout, "how long a request that is not long-running (a watch, exec, attach, log, portforward or proxy) may take, its body included, before it is answered 504 Timeout, as kube-apiserver's flag; a shorter ?timeout= bounds a request more")
 	f.StringVar(&o.kubeconfigOut, "kubeconfig-out", "", "write a kubeconfig for this server to this file (default: kubeconfig in --data-dir; with --etcd-servers and no --data-dir, miniapi-<port>.kubeconfig in the working directory)")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug (one line per request), info, warn or error")
 	f.BoolVar(&o.etcdLogs, "etcd-logs", false, "show the embedded etcd's own logs")
@@ -104,6 +105,9 @@ func run(ctx context.Context, o options) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(strings.ToUpper(o.logLevel))); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
+	}
+	if o.cfg.RequestTimeout < 0 {
+		return errors.New("--request-timeout can not be negative value")
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	o.cfg.Logger = log

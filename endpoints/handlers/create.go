@@ -61,7 +61,7 @@ func (q *request) readBodyAs(negotiate func(*http.Request) (output, error), opti
 		p, err = parseWriteParams(q.r, optionsKind, patchType)
 	}
 	if err == nil {
-		body, err = readBody(q.r, q.h.maxBody)
+		body, err = readBody(q.w, q.r, q.h.maxBody)
 	}
 	if err != nil {
 		q.fail(err)

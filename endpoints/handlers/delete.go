@@ -84,7 +84,7 @@ func (q *request) readDelete() (output, deleteRequest, bool) {
 // and validates them as kube-apiserver does.
 func (q *request) deleteOptions() (deleteRequest, error) {
 	var do api.DeleteOptions
-	body, err := readBody(q.r, q.h.maxBody)
+	body, err := readBody(q.w, q.r, q.h.maxBody)
 	if err != nil {
 		return deleteRequest{}, err
 	}

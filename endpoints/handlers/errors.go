@@ -21,12 +21,15 @@ type statusCarrier interface {
 // A request whose context has ended failed because of that, whatever err
 // says: the client went away (context.Canceled) or its ?timeout= or the
 // request timeout ran out (DeadlineExceeded). It is answered with the 504
-// kube-apiserver's FinishRequest gives, and logged at debug only, so a
-// client that cancels many requests cannot fill the log.
+// kube-apiserver's FinishRequest gives (unless err is a Timeout already),
+// and logged at debug only, so a client that cancels many requests cannot
+// fill the log.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	if ctxErr := r.Context().Err(); ctxErr != nil {
 		log.Debug("request ended before it completed", "method", r.Method, "path", r.URL.Path, "cause", ctxErr, "err", err)
-		err = api.NewTimeout("request did not complete within requested timeout - "+ctxErr.Error(), 0)
+		if api.ReasonForError(err) != api.ReasonTimeout {
+			err = api.NewTimeout("request did not complete within requested timeout - "+ctxErr.Error(), 0)
+		}
 	}
 	var sc statusCarrier
 	if !errors.As(err, &sc) {

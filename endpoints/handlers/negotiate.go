@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"slices"
@@ -342,22 +341,6 @@ func writeValue(w http.ResponseWriter, out output, code int, v any) {
 		return
 	}
 	writeJSONBytes(w, out, code, data)
-}
-
-// readBody reads a request body of at most limit bytes; a larger one is
-// refused with 413 before it is read in full.
-func readBody(r *http.Request, limit int64) ([]byte, error) {
-	if r.ContentLength > limit {
-		return nil, api.NewRequestEntityTooLarge(limit)
-	}
-	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	if err != nil {
-		return nil, api.NewBadRequest(fmt.Sprintf("reading the request body failed: %v", err))
-	}
-	if int64(len(b)) > limit {
-		return nil, api.NewRequestEntityTooLarge(limit)
-	}
-	return b, nil
 }
 
 // bodyToJSON converts a body of the request's Content-Type to JSON, once
