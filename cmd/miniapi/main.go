@@ -26,10 +26,30 @@ import (
 )
 
 func main() {
-	if err := newCommand().Execute(); err != nil {
+	if err := execute(newCommand()); err != nil {
 		os.Exit(1)
 	}
 }
+
+// execute runs the command. A mistake on the command line (an unknown
+// flag, a flag without its value, an argument) is printed to stderr
+// after the usage, as Kubernetes' commands print a flag error
+// (k8s.io/component-base/cli); errors of the run itself are printed by
+// RunE.
+func execute(cmd *cobra.Command) error {
+	err := cmd.Execute()
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprint(cmd.ErrOrStderr(), cmd.UsageString())
+		fmt.Fprintln(cmd.ErrOrStderr(), "Error:", err)
+	}
+	return err
+}
+
+// usageError is a mistake on the command line.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
 
 // options are the command's flags.
 type options struct {
@@ -55,7 +75,13 @@ kube-apiserver 1.37's built-in resources (docs/resource-types.md lists them),
 for CustomResourceDefinitions and for types declared in a resources file,
 storing objects in etcd: an embedded member in --data-dir by default, or an
 external cluster with --etcd-servers. docs/options.md describes the flags.`,
-		Args:          cobra.NoArgs,
+		// kube-apiserver's words for an argument it does not take.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("%q does not take any arguments, got %q", cmd.CommandPath(), args)}
+			}
+			return nil
+		},
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version.Miniapi,
@@ -63,11 +89,12 @@ external cluster with --etcd-servers. docs/options.md describes the flags.`,
 			o.dataDirSet = cmd.Flags().Changed("data-dir")
 			err := run(cmd.Context(), o)
 			if err != nil {
-				fmt.Fprintln(os.Stderr, "miniapi:", err)
+				fmt.Fprintln(cmd.ErrOrStderr(), "miniapi:", err)
 			}
 			return err
 		},
 	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	f := cmd.Flags()
 	f.StringVar(&o.cfg.Listen, "listen", server.DefaultListen, "address to serve HTTPS on (host:port; port 0 picks a free one)")
 	f.BoolVar(&o.cfg.UnsafePlainHTTP, "unsafe-plain-http", false, "UNSAFE: serve plain HTTP with no authentication or authorization, so any local process (or web page, through the browser) can read and write everything; only on a loopback --listen")
