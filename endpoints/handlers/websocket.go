@@ -46,25 +46,24 @@ func (s *wsSink) flush() error { return nil }
 
 // serveWebSocketWatch upgrades the connection and streams events as
 // messages until the watch ends or the client closes the socket.
+//
+// The upgrade is x/net/websocket's Handler, as kube-apiserver's watch
+// uses it: its handshake refuses (403) a request without an Origin, or
+// whose Origin is not a URL ("null", sent by sandboxed and file://
+// pages), and accepts any other origin, as kube does.
 func serveWebSocketWatch(ctx context.Context, w http.ResponseWriter, r *http.Request, watcher storage.Watcher, frames *frameEncoder, shutdown <-chan struct{}) {
-	srv := websocket.Server{
-		// A dev server accepts any origin; x/net/websocket's default
-		// handshake refuses requests without one.
-		Handshake: func(*websocket.Config, *http.Request) error { return nil },
-		Handler: func(ws *websocket.Conn) {
-			defer ws.Close()
-			ctx, cancel := context.WithCancel(ctx)
-			var wg sync.WaitGroup
-			// The client sends nothing; reading tells us when it closes.
-			wg.Go(func() {
-				defer cancel()
-				io.Copy(io.Discard, ws)
-			})
-			pump(ctx, watcher, &wsSink{ws: ws, frames: frames}, shutdown)
-			ws.Close() // ends the reader
-			wg.Wait()
-			cancel()
-		},
-	}
-	srv.ServeHTTP(w, r)
+	websocket.Handler(func(ws *websocket.Conn) {
+		defer ws.Close()
+		ctx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		// The client sends nothing; reading tells us when it closes.
+		wg.Go(func() {
+			defer cancel()
+			io.Copy(io.Discard, ws)
+		})
+		pump(ctx, watcher, &wsSink{ws: ws, frames: frames}, shutdown)
+		ws.Close() // ends the reader
+		wg.Wait()
+		cancel()
+	}).ServeHTTP(w, r)
 }
