@@ -207,11 +207,11 @@ func NewNotAcceptable(accepted []string) *StatusError {
 }
 
 // NewUnsupportedMediaType says the request body's media type is not one
-// the endpoint reads.
-func NewUnsupportedMediaType(contentType string, accepted []string) *StatusError {
+// the endpoint reads, in the words of kube-apiserver's content
+// negotiation (k8s.io/apiserver's negotiation.NewUnsupportedMediaTypeError).
+func NewUnsupportedMediaType(accepted []string) *StatusError {
 	return newStatusError(http.StatusUnsupportedMediaType, ReasonUnsupportedMediaType,
-		fmt.Sprintf("the body of the request was in an unknown format (%q) - accepted media types include: %s",
-			contentType, strings.Join(accepted, ", ")), nil)
+		"the body of the request was in an unknown format - accepted media types include: "+strings.Join(accepted, ", "), nil)
 }
 
 // NewRequestEntityTooLarge says the body exceeds the limit in bytes.

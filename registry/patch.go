@@ -170,7 +170,7 @@ func (s *Store) patcher(patchType string, patch []byte) (func([]byte) ([]byte, e
 	case PatchStrategicMerge:
 		sm, ok := s.t.Strategy.(StrategicMerger)
 		if !ok {
-			return nil, api.NewUnsupportedMediaType(patchType, []string{PatchJSON, PatchMerge, PatchApply})
+			return nil, api.NewUnsupportedMediaType([]string{PatchJSON, PatchMerge, PatchApply})
 		}
 		if err := checkMergePatch(patch); err != nil {
 			return nil, err
@@ -190,7 +190,7 @@ func (s *Store) patcher(patchType string, patch []byte) (func([]byte) ([]byte, e
 	case PatchApply:
 		return nil, fmt.Errorf("registry: apply patches go through Store.Apply")
 	default:
-		return nil, api.NewUnsupportedMediaType(patchType, []string{PatchJSON, PatchMerge, PatchStrategicMerge, PatchApply})
+		return nil, api.NewUnsupportedMediaType([]string{PatchJSON, PatchMerge, PatchStrategicMerge, PatchApply})
 	}
 }
 

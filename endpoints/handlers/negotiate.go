@@ -356,7 +356,7 @@ func bodyToJSON(r *http.Request, t *registry.Type, body []byte) (j []byte, stric
 	mt := mediaJSON
 	if ct != "" {
 		if mt, _, err = mime.ParseMediaType(ct); err != nil {
-			return nil, nil, api.NewUnsupportedMediaType(ct, acceptedMedia(proto))
+			return nil, nil, api.NewUnsupportedMediaType(acceptedMedia(true))
 		}
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -379,7 +379,7 @@ func bodyToJSON(r *http.Request, t *registry.Type, body []byte) (j []byte, stric
 			return j, nil, err
 		}
 	}
-	return nil, nil, api.NewUnsupportedMediaType(ct, acceptedMedia(proto))
+	return nil, nil, api.NewUnsupportedMediaType(acceptedMedia(true))
 }
 
 // yamlStrictErrors splits a YAML strict-decoding error into its lines,

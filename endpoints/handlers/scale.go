@@ -81,10 +81,8 @@ func (q *request) updateScale() {
 }
 
 func (q *request) patchScale() {
-	ct := q.r.Header.Get("Content-Type")
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		q.fail(api.NewUnsupportedMediaType(ct, []string{registry.PatchJSON, registry.PatchMerge, registry.PatchStrategicMerge, registry.PatchApply}))
+	mt, ok := q.patchType()
+	if !ok {
 		return
 	}
 	out, p, body, ok := q.readBodyAs(negotiateScale, "PatchOptions", mt)
@@ -92,6 +90,7 @@ func (q *request) patchScale() {
 		return
 	}
 	var sc *registry.Scale
+	var err error
 	if mt == registry.PatchApply {
 		sc, err = q.store.ApplyScale(q.r.Context(), q.info.Namespace, q.info.Name, body, registry.ApplyOptions{
 			DryRun: p.dryRun, FieldManager: p.fieldManager, Force: p.force, FieldValidation: p.fieldValidation,
@@ -141,7 +140,7 @@ func scaleBodyToJSON(r *http.Request, body []byte) (j []byte, typed bool, err er
 	if ct != "" {
 		var err error
 		if mt, _, err = mime.ParseMediaType(ct); err != nil {
-			return nil, false, api.NewUnsupportedMediaType(ct, acceptedMedia(true))
+			return nil, false, api.NewUnsupportedMediaType(acceptedMedia(true))
 		}
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -159,7 +158,7 @@ func scaleBodyToJSON(r *http.Request, body []byte) (j []byte, typed bool, err er
 		j, err = scaleCodec().toJSON(body)
 		return j, true, err
 	}
-	return nil, false, api.NewUnsupportedMediaType(ct, acceptedMedia(true))
+	return nil, false, api.NewUnsupportedMediaType(acceptedMedia(true))
 }
 
 // scaleProtoCodec converts autoscaling/v1 Scales between JSON and
