@@ -141,7 +141,11 @@ func FromKubeError(err error) error {
 	if !errors.As(err, &ks) {
 		return err
 	}
-	st := ks.Status()
+	return &StatusError{ErrStatus: FromMetaStatus(ks.Status())}
+}
+
+// FromMetaStatus copies apimachinery's Status into ours.
+func FromMetaStatus(st metav1.Status) Status {
 	out := Status{Status: st.Status, Message: st.Message, Reason: StatusReason(st.Reason), Code: st.Code}
 	if d := st.Details; d != nil {
 		out.Details = &StatusDetails{
@@ -151,5 +155,5 @@ func FromKubeError(err error) error {
 			out.Details.Causes = append(out.Details.Causes, StatusCause{Type: string(c.Type), Message: c.Message, Field: c.Field})
 		}
 	}
-	return &StatusError{ErrStatus: out}
+	return out
 }

@@ -335,7 +335,7 @@ func kubeError(err error) error {
 	if errors.As(err, &se) {
 		return statusError(err)
 	}
-	return &api.StatusError{ErrStatus: fromMetaStatus(*responsewriters.ErrorToAPIStatus(err))}
+	return &api.StatusError{ErrStatus: api.FromMetaStatus(*responsewriters.ErrorToAPIStatus(err))}
 }
 
 // readerOptions builds kube generic registry stores whose storage is one

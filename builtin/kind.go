@@ -3,7 +3,6 @@ package builtin
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/miniapi/miniapi/storage"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -405,29 +403,7 @@ var newInvalid = apierrors.NewInvalid
 
 // statusError turns an error kube's code returned into ours: a
 // StatusError keeps its Status; anything else is a server fault.
-func statusError(err error) error {
-	var se apierrors.APIStatus
-	if !errors.As(err, &se) {
-		return err
-	}
-	return &api.StatusError{ErrStatus: fromMetaStatus(se.Status())}
-}
-
-// fromMetaStatus converts a metav1.Status into ours.
-func fromMetaStatus(st metav1.Status) api.Status {
-	out := api.Status{
-		Status: st.Status, Message: st.Message, Reason: api.StatusReason(st.Reason), Code: st.Code,
-	}
-	if d := st.Details; d != nil {
-		out.Details = &api.StatusDetails{
-			Name: d.Name, Group: d.Group, Kind: d.Kind, UID: string(d.UID), RetryAfterSeconds: d.RetryAfterSeconds,
-		}
-		for _, c := range d.Causes {
-			out.Details.Causes = append(out.Details.Causes, api.StatusCause{Type: string(c.Type), Message: c.Message, Field: c.Field})
-		}
-	}
-	return out
-}
+var statusError = api.FromKubeError
 
 var _ registry.VersionConverter = (*kind)(nil)
 

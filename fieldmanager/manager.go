@@ -344,26 +344,7 @@ func fromUnstructured(o runtime.Object) (*api.Object, error) {
 
 // statusError turns an apimachinery status error (a conflict, a bad
 // request) into miniapi's; anything else is returned as is.
-func statusError(err error) error {
-	var se apierrors.APIStatus
-	if !errors.As(err, &se) {
-		return err
-	}
-	ks := se.Status()
-	st := api.Status{
-		Status:  api.StatusFailure,
-		Message: ks.Message,
-		Reason:  api.StatusReason(ks.Reason),
-		Code:    ks.Code,
-	}
-	if d := ks.Details; d != nil {
-		st.Details = &api.StatusDetails{Name: d.Name, Group: d.Group, Kind: d.Kind, UID: string(d.UID), RetryAfterSeconds: d.RetryAfterSeconds}
-		for _, c := range d.Causes {
-			st.Details.Causes = append(st.Details.Causes, api.StatusCause{Type: string(c.Type), Message: c.Message, Field: c.Field})
-		}
-	}
-	return &api.StatusError{ErrStatus: st}
-}
+var statusError = api.FromKubeError
 
 // unstructuredConverter converts between versions by rewriting apiVersion,
 // which is all a version change means for miniapi's types (one version
