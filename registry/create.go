@@ -106,7 +106,7 @@ func (s *Store) create(ctx context.Context, ns string, obj *api.Object, opts Cre
 				c.Canonicalize(obj)
 			}
 		}
-		out, retry, err := s.put(ctx, ns, obj, generate, attempt, opts.DryRun)
+		out, retry, err := s.put(ctx, ns, obj, generate, attempt, opts)
 		if retry {
 			continue
 		}
@@ -144,7 +144,7 @@ func (s *Store) createWithRules(ctx context.Context, ns string, obj *api.Object,
 				return nil, err
 			}
 		}
-		out, retry, err := s.put(ctx, ns, try, generate, attempt, opts.DryRun)
+		out, retry, err := s.put(ctx, ns, try, generate, attempt, opts)
 		finish(err == nil && !retry && !opts.DryRun)
 		if retry {
 			continue
@@ -154,17 +154,27 @@ func (s *Store) createWithRules(ctx context.Context, ns string, obj *api.Object,
 }
 
 // put writes a new object. With a generated name that is taken it asks
-// for another attempt (retry) until generateNameAttempts are spent.
-func (s *Store) put(ctx context.Context, ns string, obj *api.Object, generated bool, attempt int, dryRun bool) (out *storage.Object, retry bool, err error) {
+// for another attempt (retry) until generateNameAttempts are spent. An
+// object etcd refuses as too large is written once more without its
+// managedFields, as kube-apiserver's create handler does, unless an apply
+// computed them.
+func (s *Store) put(ctx context.Context, ns string, obj *api.Object, generated bool, attempt int, opts CreateOptions) (out *storage.Object, retry bool, err error) {
 	data, err := encode(obj)
 	if err != nil {
 		return nil, false, err
 	}
 	key := s.keys.Key(ns, obj.Metadata.Name)
-	if dryRun {
+	if opts.DryRun {
 		return &storage.Object{Key: key, Data: data}, false, nil
 	}
 	out, err = s.storage.Create(ctx, key, data)
+	if storage.IsEntityTooLarge(err) && obj.Metadata.ManagedFields != nil && !opts.fieldsRecorded {
+		obj.Metadata.ManagedFields = nil
+		if data, err = encode(obj); err != nil {
+			return nil, false, err
+		}
+		out, err = s.storage.Create(ctx, key, data)
+	}
 	if generated && storage.IsExists(err) {
 		if attempt+1 < generateNameAttempts {
 			return nil, true, nil

@@ -47,6 +47,15 @@ type UpdateOptions struct {
 	graceful *api.ObjectMeta
 }
 
+// retriesWithoutManagedFields reports whether an update etcd refuses as
+// too large is tried once more without managedFields, as kube-apiserver's
+// update and patch handlers do ("it is safe to remove managedFields (which
+// can be large)"): for the writes of those handlers, not for an apply,
+// whose managedFields are what it computed, nor for the server's own.
+func (o UpdateOptions) retriesWithoutManagedFields() bool {
+	return !o.fieldsRecorded && !o.markDeleting && !o.KeepManagedFields
+}
+
 // Subresources a Store serves.
 const (
 	SubresourceStatus   = "status"
@@ -97,6 +106,9 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 	// that try's bytes were stored, released otherwise.
 	finish := func(bool) {}
 	defer func() { finish(false) }()
+	// dropManaged is set after etcd refused the object as too large; see
+	// retriesWithoutManagedFields.
+	dropManaged := false
 	try := func(cur *storage.Object) ([]byte, error) {
 		finish(false)
 		finish = func(bool) {}
@@ -128,6 +140,9 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 			if obj, err = s.recordUpdate(old, obj, opts.FieldManager, opts.Subresource); err != nil {
 				return nil, err
 			}
+		}
+		if dropManaged {
+			obj.Metadata.ManagedFields = nil
 		}
 		if kind {
 			if h, ok := s.t.Strategy.(WriteHooks); ok {
@@ -183,6 +198,10 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 	}
 	for {
 		out, err := s.storage.GuaranteedUpdate(ctx, key, storage.UpdateOptions{}, try)
+		if storage.IsEntityTooLarge(err) && !dropManaged && opts.retriesWithoutManagedFields() {
+			dropManaged = true
+			continue
+		}
 		if !errors.Is(err, errEmptiedFinalizers) {
 			if err != nil {
 				return nil, s.statusErr(err, name)
