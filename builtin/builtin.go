@@ -19,6 +19,10 @@ type Config struct {
 	// it Services are stored with none (as a test of other kinds may
 	// want).
 	Services *Services
+	// Auth serves the review resources (tokenreviews,
+	// subjectaccessreviews...) and serviceaccounts/token; without it
+	// they are not served.
+	Auth *Auth
 }
 
 // Types returns the registry Types of every resource kube-apiserver 1.37
@@ -36,7 +40,8 @@ func Types(cfg Config) []registry.Type {
 func resources(cfg Config) []*resource {
 	var all []*resource
 	for _, group := range [][]*resource{
-		coreResources(cfg.Services),
+		coreResources(cfg.Services, cfg.Auth),
+		reviewResources(cfg.Auth),
 		virtualResources(cfg.EtcdHealth),
 		admissionResources(),
 		apiregistrationResources(),

@@ -21,7 +21,7 @@ import (
 
 // coreResources are the core group's (v1) stored resources; services
 // allocates Services' addresses and ports.
-func coreResources(services *Services) []*resource {
+func coreResources(services *Services, auth *Auth) []*resource {
 	core := func(r resource) *resource {
 		r.version = "v1"
 		return &r
@@ -70,10 +70,19 @@ func coreResources(services *Services) []*resource {
 		core(resource{kind: "Secret", plural: "secrets", namespaced: true,
 			strategy: secret.Strategy, attrs: secret.GetAttrs}),
 		core(resource{kind: "ServiceAccount", plural: "serviceaccounts", shortNames: []string{"sa"}, namespaced: true,
-			strategy: serviceaccount.Strategy,
-			others:   []registry.Subresource{{Name: "token", Verbs: createVerbs, Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Serve: registry.ServeNotYet}}}),
+			strategy: serviceaccount.Strategy, auth: auth,
+			others: []registry.Subresource{{Name: "token", Verbs: createVerbs, Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Serve: tokenServe(auth)}}}),
 		core(resource{kind: "Service", plural: "services", shortNames: []string{"svc"}, categories: all, namespaced: true,
 			strategy: service.Strategy, status: service.StatusStrategy, attrs: service.GetAttrs, services: services,
 			others: []registry.Subresource{{Name: "proxy", Verbs: proxyVerbs, Kind: "ServiceProxyOptions", Serve: registry.ServeConnect}}}),
 	}
+}
+
+// tokenServe is how serviceaccounts/token is served: with a token issuer
+// as kube's TokenRequest, else listed but not served.
+func tokenServe(auth *Auth) registry.SubresourceServe {
+	if auth == nil || auth.Issuer == nil {
+		return registry.ServeNotYet
+	}
+	return registry.ServeCreate
 }

@@ -51,6 +51,10 @@ type resource struct {
 	// latter.
 	virtual         int
 	componentStatus *componentstatus.REST
+	// review is kube's REST storage of a review resource (reviews.go).
+	review rest.Creater
+	// auth serves serviceaccounts/token.
+	auth *Auth
 	// services allocates a Service's ClusterIPs and NodePorts.
 	services *Services
 	// others are the subresources served by code of their own (binding,
@@ -145,6 +149,10 @@ func (r *resource) strategyOf() registry.Strategy {
 		return bindingsKind{k}
 	case r.virtual == virtualComponentStatuses:
 		return componentStatusKind{k, r.componentStatus}
+	case r.virtual == virtualReview:
+		return reviewKind{k, r.review}
+	case r.group == "" && r.kind == "ServiceAccount" && r.auth != nil:
+		return serviceAccountKind{k, r.auth}
 	case r.scale != nil:
 		return scaleKind{k}
 	case r.group == "" && r.kind == "Namespace":

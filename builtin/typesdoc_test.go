@@ -2,6 +2,9 @@ package builtin_test
 
 import (
 	"cmp"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"flag"
 	"fmt"
 	"os"
@@ -13,6 +16,7 @@ import (
 	"github.com/miniapi/miniapi/apiextensions"
 	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/registry"
+	"k8s.io/kubernetes/pkg/serviceaccount"
 )
 
 // update is the -update flag the package's internal tests define
@@ -38,7 +42,17 @@ func TestBuiltinTypesDoc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	types := append(builtin.Types(builtin.Config{}), apiextensions.CRDType())
+	// The server's types: with authentication and a token issuer, so the
+	// review resources and serviceaccounts/token are served.
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issuer, err := serviceaccount.JWTTokenGenerator("https://issuer.example", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := append(builtin.Types(builtin.Config{Auth: &builtin.Auth{Issuer: issuer}}), apiextensions.CRDType())
 	table, err := typesTable(types, typeNotes)
 	if err != nil {
 		t.Fatal(err)

@@ -34,6 +34,7 @@ func virtualResources(etcdHealth func(context.Context) error) []*resource {
 const (
 	virtualBindings = iota + 1
 	virtualComponentStatuses
+	virtualReview
 )
 
 // bindingsKind serves POST /api/v1/namespaces/<ns>/bindings: a Binding

@@ -48,7 +48,7 @@ func DefaultKubeconfigPath(dataDir, serverURL string) string {
 // The certificate must name the host of the URL, as for any client.
 func (s *Server) WriteKubeconfig(path string) (string, error) {
 	var caData, certData, keyData []byte
-	if s.sec != nil {
+	if s.sec.tls != nil {
 		caData, certData, keyData = s.sec.servingCA, s.sec.pki.AdminCert, s.sec.pki.AdminKey
 	}
 	data, err := kubeconfig(clientURL(s.url), caData, certData, keyData)
@@ -69,7 +69,7 @@ func (s *Server) WriteKubeconfig(path string) (string, error) {
 // admin's credentials (system:masters), as the kubeconfig has them.
 func (s *Server) AdminConfig() *rest.Config {
 	cfg := &rest.Config{Host: clientURL(s.url)}
-	if s.sec != nil {
+	if s.sec.tls != nil {
 		cfg.TLSClientConfig = rest.TLSClientConfig{
 			CAData: s.sec.servingCA, CertData: s.sec.pki.AdminCert, KeyData: s.sec.pki.AdminKey,
 		}
@@ -78,9 +78,9 @@ func (s *Server) AdminConfig() *rest.Config {
 }
 
 // CertDir is the directory of the certificates the server made (CA,
-// serving, admin, service account key); "" with UnsafePlainHTTP.
+// serving, admin, service account key); "" if it has none.
 func (s *Server) CertDir() string {
-	if s.sec == nil {
+	if s.sec.pki == nil {
 		return ""
 	}
 	return s.sec.pki.Dir

@@ -10,12 +10,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/emicklei/go-restful/v3"
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/auth"
 	"github.com/miniapi/miniapi/builtin"
-	"github.com/miniapi/miniapi/registry"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,6 +30,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/keyutil"
+	"k8s.io/kubernetes/pkg/routes"
+	"k8s.io/kubernetes/pkg/serviceaccount"
 )
 
 // security is the server's TLS, authentication and authorization, and the
@@ -44,63 +47,55 @@ type security struct {
 	// controllers), served in process.
 	loopback *rest.Config
 	client   *loopbackClient
-	rbac     *rbacInformers
+	// rbac feed the RBAC authorizer; nil with plain HTTP.
+	rbac *rbacInformers
+	// issuer signs service account tokens; nil without a certificate
+	// directory for its key.
+	issuer serviceaccount.TokenGenerator
 }
 
 // newSecurity builds TLS and kube's authentication and authorization for
-// a server listening on ln. Nothing runs yet; see startSecurity.
+// a server listening on ln. Nothing runs yet; see startSecurity. With
+// UnsafePlainHTTP there is no TLS and everything is allowed, but the
+// review resources and service account tokens still work (with a
+// certificate directory for the signing key).
 func (s *Server) newSecurity(cfg Config, ln net.Listener) (*security, error) {
+	plain := cfg.UnsafePlainHTTP
 	dir := cfg.CertDir
-	if dir == "" {
-		if cfg.DataDir == "" {
-			return nil, errors.New("server: a certificate directory (--cert-dir) or a data directory is required")
-		}
+	if dir == "" && cfg.DataDir != "" {
 		dir = filepath.Join(cfg.DataDir, "pki")
 	}
-	host, _, _ := net.SplitHostPort(ln.Addr().String())
-	hosts := []string{host}
-	if name, err := os.Hostname(); err == nil && net.ParseIP(host).IsUnspecified() {
-		hosts = append(hosts, name)
+	if dir == "" && !plain {
+		return nil, errors.New("server: a certificate directory (--cert-dir) or a data directory is required")
 	}
-	pki, err := auth.EnsurePKI(dir, hosts)
-	if err != nil {
-		return nil, err
-	}
-	sec := &security{pki: pki, servingCA: pki.CACert}
-
-	own, err := tls.X509KeyPair(pki.ServingCert, pki.ServingKey)
-	if err != nil {
-		return nil, fmt.Errorf("server: serving certificate: %w", err)
-	}
-	if cfg.TLSCertFile != "" || cfg.TLSKeyFile != "" {
-		if cfg.TLSCertFile == "" || cfg.TLSKeyFile == "" {
-			return nil, errors.New("server: TLS needs both a certificate and a key file")
+	sec := &security{}
+	var saKeys []any
+	if dir != "" {
+		host, _, _ := net.SplitHostPort(ln.Addr().String())
+		hosts := []string{host}
+		if name, err := os.Hostname(); err == nil && net.ParseIP(host).IsUnspecified() {
+			hosts = append(hosts, name)
 		}
-		if own, err = tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile); err != nil {
-			return nil, fmt.Errorf("server: load TLS key pair: %w", err)
-		}
-		if sec.servingCA, err = os.ReadFile(cfg.TLSCertFile); err != nil {
-			return nil, fmt.Errorf("server: read the certificate: %w", err)
-		}
-	}
-	sec.tls = &tls.Config{
-		Certificates: []tls.Certificate{own},
-		MinVersion:   tls.VersionTLS12,
-		// Certificates are asked for, not required: the x509
-		// authenticator verifies them, and requests without one are
-		// authenticated otherwise (tokens) or anonymous.
-		ClientAuth: tls.RequestClientCert,
-	}
-
-	clientCA := pki.CACert
-	if cfg.ClientCAFile != "" {
-		extra, err := os.ReadFile(cfg.ClientCAFile)
+		pki, err := auth.EnsurePKI(dir, hosts)
 		if err != nil {
-			return nil, fmt.Errorf("server: --client-ca-file: %w", err)
+			return nil, err
 		}
-		clientCA = append(append(append([]byte{}, clientCA...), '\n'), extra...)
+		sec.pki, saKeys = pki, []any{pki.ServiceAccountKey.Public()}
 	}
-	saKeys := []any{pki.ServiceAccountKey.Public()}
+	var clientCA []byte
+	if !plain {
+		if err := sec.serveTLS(cfg); err != nil {
+			return nil, err
+		}
+		clientCA = sec.pki.CACert
+		if cfg.ClientCAFile != "" {
+			extra, err := os.ReadFile(cfg.ClientCAFile)
+			if err != nil {
+				return nil, fmt.Errorf("server: --client-ca-file: %w", err)
+			}
+			clientCA = append(append(append([]byte{}, clientCA...), '\n'), extra...)
+		}
+	}
 	for _, f := range cfg.ServiceAccountKeyFiles {
 		keys, err := keyutil.PublicKeysFromFile(f)
 		if err != nil {
@@ -120,31 +115,88 @@ func (s *Server) newSecurity(cfg Config, ln net.Listener) (*security, error) {
 		return nil, err
 	}
 	sec.client = client
-	sec.rbac = newRBACInformers(client)
+	modes := cfg.AuthorizationModes
+	var listers auth.RBACListers
+	if plain {
+		modes = []string{auth.ModeAlwaysAllow}
+	} else {
+		sec.rbac = newRBACInformers(client)
+		listers = sec.rbac.listers()
+	}
 	sec.auth, err = auth.New(auth.Config{
 		ClientCA:              clientCA,
 		TokenAuthFile:         cfg.TokenAuthFile,
 		ServiceAccountKeys:    saKeys,
 		ServiceAccountIssuers: issuers,
 		APIAudiences:          cfg.APIAudiences,
-		Tokens:                registryTokens{s.reg},
+		Tokens:                registryTokens{s},
 		SecretsWriter:         client.CoreV1(),
 		Anonymous:             !cfg.NoAnonymousAuth,
 		LoopbackToken:         token,
-		AuthorizationModes:    cfg.AuthorizationModes,
-		RBAC:                  sec.rbac.listers(),
+		AuthorizationModes:    modes,
+		RBAC:                  listers,
 		Codecs:                builtin.Codecs(),
 	})
 	if err != nil {
 		return nil, err
 	}
+	if sec.pki != nil {
+		if sec.issuer, err = serviceaccount.JWTTokenGenerator(issuers[0], sec.pki.ServiceAccountKey); err != nil {
+			return nil, fmt.Errorf("server: service account token issuer: %w", err)
+		}
+	}
 	return sec, nil
+}
+
+// serveTLS sets the TLS configuration: miniapi's serving certificate, or
+// the one given.
+func (sec *security) serveTLS(cfg Config) error {
+	sec.servingCA = sec.pki.CACert
+	cert, err := tls.X509KeyPair(sec.pki.ServingCert, sec.pki.ServingKey)
+	if err != nil {
+		return fmt.Errorf("server: serving certificate: %w", err)
+	}
+	if cfg.TLSCertFile != "" || cfg.TLSKeyFile != "" {
+		if cfg.TLSCertFile == "" || cfg.TLSKeyFile == "" {
+			return errors.New("server: TLS needs both a certificate and a key file")
+		}
+		if cert, err = tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile); err != nil {
+			return fmt.Errorf("server: load TLS key pair: %w", err)
+		}
+		if sec.servingCA, err = os.ReadFile(cfg.TLSCertFile); err != nil {
+			return fmt.Errorf("server: read the certificate: %w", err)
+		}
+	}
+	sec.tls = &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		MinVersion:   tls.VersionTLS12,
+		// Certificates are asked for, not required: the x509
+		// authenticator verifies them, and requests without one are
+		// authenticated otherwise (tokens) or anonymous.
+		ClientAuth: tls.RequestClientCert,
+	}
+	return nil
+}
+
+// builtinAuth is what the review resources and serviceaccounts/token act
+// with.
+func (sec *security) builtinAuth() *builtin.Auth {
+	return &builtin.Auth{
+		Authenticator: sec.auth.Authenticator,
+		APIAudiences:  sec.auth.APIAudiences,
+		Authorizer:    sec.auth.Authorizer,
+		RuleResolver:  sec.auth.RuleResolver,
+		Issuer:        sec.issuer,
+	}
 }
 
 // startSecurity fills the RBAC informers, creates or reconciles kube's
 // bootstrap roles and bindings, and runs the controller that aggregates
 // cluster roles, until bg ends.
 func (s *Server) startSecurity(ctx, bg context.Context, sec *security) error {
+	if sec.rbac == nil {
+		return nil // plain HTTP: everything is allowed
+	}
 	aggregation := auth.NewClusterRoleAggregation(sec.rbac.clusterRoles, sec.client.RbacV1())
 	for _, inf := range sec.rbac.all() {
 		s.background.Go(func() { inf.RunWithContext(bg) })
@@ -214,10 +266,10 @@ func withUnsecuredUser(h http.Handler) http.Handler {
 // registryTokens looks up what service account tokens are bound to, in
 // the registry's caches: kube's token validators ask on every request
 // that carries one.
-type registryTokens struct{ reg *registry.Registry }
+type registryTokens struct{ s *Server }
 
 func (r registryTokens) get(ctx context.Context, group, version, resource, ns, name string, out any) error {
-	res, ok := r.reg.Snapshot().Lookup(group, version, resource)
+	res, ok := r.s.reg.Snapshot().Lookup(group, version, resource)
 	if !ok {
 		return apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: resource}, name)
 	}
@@ -283,8 +335,42 @@ func (s *Server) loopbackConfig(token string) *rest.Config {
 
 // ownConfig is the client configuration of the server's own components.
 func (s *Server) ownConfig() *rest.Config {
-	if s.sec != nil {
-		return rest.CopyConfig(s.sec.loopback)
+	return rest.CopyConfig(s.sec.loopback)
+}
+
+// withIssuerDiscovery serves the service account issuer's discovery
+// documents (/.well-known/openid-configuration, /openid/v1/jwks) with
+// kube's own handlers, in front of h and behind authorization, as
+// kube-apiserver does (RBAC's system:service-account-issuer-discovery
+// role reads them). Without an issuer, or with one kube refuses for
+// discovery (not https), they are not served, as in kube.
+func (s *Server) withIssuerDiscovery(h http.Handler, cfg Config) http.Handler {
+	if s.sec.pki == nil {
+		return h
 	}
-	return s.loopbackConfig("")
+	issuers := cfg.ServiceAccountIssuers
+	if len(issuers) == 0 {
+		issuers = []string{auth.DefaultServiceAccountIssuer}
+	}
+	keys := []any{s.sec.pki.ServiceAccountKey.Public()}
+	getter, err := serviceaccount.StaticPublicKeysGetter(keys)
+	if err != nil {
+		s.log.Warn("server: service account issuer discovery is not served", "err", err)
+		return h
+	}
+	provider, err := serviceaccount.NewOpenIDMetadataProvider(issuers[0], cfg.ServiceAccountJWKSURI, strings.TrimPrefix(strings.TrimPrefix(s.url, "https://"), "http://"), getter)
+	if err != nil {
+		s.log.Warn("server: service account issuer discovery is not served", "err", err)
+		return h
+	}
+	c := restful.NewContainer()
+	routes.NewOpenIDMetadataServer(provider).Install(c)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case serviceaccount.OpenIDConfigPath, serviceaccount.JWKSPath:
+			c.ServeHTTP(w, r)
+		default:
+			h.ServeHTTP(w, r)
+		}
+	})
 }

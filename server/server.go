@@ -89,6 +89,10 @@ type Config struct {
 	// ServiceAccountKeyFiles hold more public keys that verify service
 	// account tokens (kube's --service-account-key-file).
 	ServiceAccountKeyFiles []string
+	// ServiceAccountJWKSURI is the jwks_uri the issuer's discovery
+	// document names (kube's --service-account-jwks-uri); empty means
+	// this server's /openid/v1/jwks.
+	ServiceAccountJWKSURI string
 	// APIAudiences are the audiences tokens must name; empty means the
 	// first issuer.
 	APIAudiences []string
@@ -133,8 +137,9 @@ type Server struct {
 	http     *http.Server
 	listener net.Listener
 	url      string
-	// sec is TLS, authentication and authorization; nil with
-	// UnsafePlainHTTP.
+	// sec is TLS, authentication and authorization (with
+	// UnsafePlainHTTP: no TLS, AlwaysAllow, nothing in front of the
+	// handler).
 	sec *security
 	// inProcess serves the server's own clients (loopbackConfig).
 	inProcess *inProcess
@@ -187,6 +192,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			if s.http != nil {
 				s.http.Close()
 				<-s.serveDone
+			} else if s.listener != nil {
+				s.listener.Close()
 			}
 			s.stopBackground()
 			s.closeStorage()
@@ -208,10 +215,32 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		Storage: s.storageFactory, KeyRoot: cfg.EtcdPrefix, Logger: log,
 		DisableGarbageCollection: !sel.Enabled(controllers.GarbageCollectorName),
 	})
+	listen := cfg.Listen
+	if listen == "" {
+		listen = DefaultListen
+	}
+	if cfg.UnsafePlainHTTP && !isLoopback(listen) {
+		return nil, fmt.Errorf("server: plain HTTP without authentication is refused on %s: it is only allowed on a loopback address", listen)
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return nil, fmt.Errorf("server: listen on %s: %w", listen, err)
+	}
+	s.listener = ln
+	scheme := "https"
+	if cfg.UnsafePlainHTTP {
+		scheme = "http"
+	}
+	s.url = scheme + "://" + ln.Addr().String()
+	s.inProcess = &inProcess{}
+	if s.sec, err = s.newSecurity(cfg, ln); err != nil {
+		return nil, err
+	}
 	types := append(builtin.Types(builtin.Config{
 		Namespaces: builtin.NamespaceGetter(s.getNamespace),
 		EtcdHealth: func(ctx context.Context) error { return etcd3.Ready(ctx, s.client) },
 		Services:   svcs,
+		Auth:       s.sec.builtinAuth(),
 	}), apiextensions.CRDType())
 	local := localGroupVersions(types)
 	resources, err := readResources(cfg.ResourcesFile)
@@ -252,31 +281,6 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 
-	listen := cfg.Listen
-	if listen == "" {
-		listen = DefaultListen
-	}
-	if cfg.UnsafePlainHTTP && !isLoopback(listen) {
-		return nil, fmt.Errorf("server: plain HTTP without authentication is refused on %s: it is only allowed on a loopback address", listen)
-	}
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		return nil, fmt.Errorf("server: listen on %s: %w", listen, err)
-	}
-	s.listener = ln
-	scheme := "https"
-	if cfg.UnsafePlainHTTP {
-		scheme = "http"
-	}
-	s.url = scheme + "://" + ln.Addr().String()
-	s.inProcess = &inProcess{}
-	if scheme == "https" {
-		s.sec, err = s.newSecurity(cfg, ln)
-	}
-	if err != nil {
-		ln.Close()
-		return nil, err
-	}
 	var handler http.Handler = endpoints.New(endpoints.Config{
 		Registry: s.reg,
 		Logger:   log,
@@ -286,7 +290,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 
 		RequestTimeout: cfg.RequestTimeout,
 	})
-	if s.sec != nil {
+	handler = s.withIssuerDiscovery(handler, cfg)
+	if s.sec.tls != nil {
 		handler = s.sec.auth.Wrap(handler)
 	} else {
 		handler = withUnsecuredUser(handler)
@@ -312,10 +317,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			s.serveErr = err
 		}
 	}()
-	if s.sec != nil {
-		if err := s.startSecurity(ctx, bg, s.sec); err != nil {
-			return nil, err
-		}
+	if err := s.startSecurity(ctx, bg, s.sec); err != nil {
+		return nil, err
 	}
 	if err := s.startServices(bg, svcs, cfg); err != nil {
 		return nil, err
@@ -511,12 +514,7 @@ func (s *Server) closeStorage() error {
 }
 
 // secTLS is the TLS configuration to serve with, nil for plain HTTP.
-func (s *Server) secTLS() *tls.Config {
-	if s.sec == nil {
-		return nil
-	}
-	return s.sec.tls
-}
+func (s *Server) secTLS() *tls.Config { return s.sec.tls }
 
 // isLoopback reports whether a listen address is on loopback only.
 func isLoopback(hostPort string) bool {

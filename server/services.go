@@ -161,13 +161,9 @@ func newLoopbackClient(cfg *rest.Config) (*loopbackClient, error) {
 	return &loopbackClient{core: core, discovery: discovery, networking: networking, rbac: rbac}, nil
 }
 
-// loopbackClient returns the client of the server's own components:
-// the privileged one when the server authenticates.
+// loopbackClient returns the client of the server's own components.
 func (s *Server) loopbackClient() (*loopbackClient, error) {
-	if s.sec != nil {
-		return s.sec.client, nil
-	}
-	return newLoopbackClient(s.ownConfig())
+	return s.sec.client, nil
 }
 
 // RbacV1 is rbac.authorization.k8s.io/v1's client.

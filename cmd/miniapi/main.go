@@ -105,6 +105,7 @@ external cluster with --etcd-servers. docs/options.md describes the flags.`,
 	f.StringVar(&o.cfg.TokenAuthFile, "token-auth-file", "", "static bearer tokens, as kube-apiserver's flag: CSV lines of token,user,uid[,\"group1,group2\"]")
 	f.StringSliceVar(&o.cfg.ServiceAccountIssuers, "service-account-issuer", []string{auth.DefaultServiceAccountIssuer}, "issuer of service account tokens; repeat to accept older issuers too (the first issues)")
 	f.StringSliceVar(&o.cfg.ServiceAccountKeyFiles, "service-account-key-file", nil, "more PEM public keys that verify service account tokens (miniapi's own signing key always does)")
+	f.StringVar(&o.cfg.ServiceAccountJWKSURI, "service-account-jwks-uri", "", "jwks_uri of the service account issuer's discovery document, as kube-apiserver's flag (default: this server's /openid/v1/jwks)")
 	f.StringSliceVar(&o.cfg.APIAudiences, "api-audiences", nil, "audiences tokens must name (default: the first --service-account-issuer)")
 	f.BoolVar(&o.anonymousAuth, "anonymous-auth", true, "let requests without credentials through as system:anonymous, for authorization to decide (RBAC lets them read /healthz, /livez, /readyz and /version only)")
 	f.StringSliceVar(&o.cfg.AuthorizationModes, "authorization-mode", []string{auth.ModeRBAC}, "authorization modes in order, as kube-apiserver's flag: "+strings.Join(auth.Modes(), ", "))

@@ -55,7 +55,44 @@ func servesProtobuf(t *registry.Type) bool {
 	}
 	gv := schema.GroupVersion{Group: t.Group, Version: t.Version}
 	s := protoCodecs().scheme
-	return s.Recognizes(gv.WithKind(t.Kind)) && s.Recognizes(gv.WithKind(t.ListKind))
+	// Reviews (kinds created and answered, never listed) have no list
+	// kind.
+	return s.Recognizes(gv.WithKind(t.Kind)) && (s.Recognizes(gv.WithKind(t.ListKind)) || registry.IsVirtual(t))
+}
+
+// writeAnswer writes the JSON of an object of any built-in kind (a
+// review, a TokenRequest, a Status) in the negotiated format: the object
+// names its own kind.
+func writeAnswer(w http.ResponseWriter, out output, code int, data []byte) {
+	if out.mediaType != mediaProtobuf {
+		writeJSONBytes(w, out, code, data)
+		return
+	}
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	var pb []byte
+	err := json.Unmarshal(data, &tm)
+	if err == nil {
+		gvk := schema.FromAPIVersionAndKind(tm.APIVersion, tm.Kind)
+		if gvk == (schema.GroupVersionKind{Version: "v1", Kind: "Status"}) {
+			var st api.Status
+			if err = json.Unmarshal(data, &st); err == nil {
+				pb, err = protoCodecs().status(st)
+			}
+		} else {
+			pb, err = protoCodecs().fromJSON(gvk, data)
+		}
+	}
+	if err != nil {
+		// Only our own encodings reach here; answer JSON rather than
+		// lose the answer.
+		out.mediaType = mediaJSON
+		writeJSONBytes(w, out, code, data)
+		return
+	}
+	writeProtobuf(w, code, pb)
 }
 
 // encode marshals a typed object, whose TypeMeta must be set, as a

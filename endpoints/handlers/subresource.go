@@ -27,7 +27,7 @@ func (q *request) createSubresource() {
 		q.fail(err)
 		return
 	}
-	writeEncoded(q.w, out, http.StatusCreated, data)
+	writeAnswer(q.w, out, http.StatusCreated, data)
 }
 
 // connect answers a streaming subresource (log, exec, attach,
@@ -104,7 +104,7 @@ func (q *request) virtual(watch bool) {
 			q.fail(err)
 			return
 		}
-		writeEncoded(q.w, out, http.StatusCreated, data)
+		writeAnswer(q.w, out, http.StatusCreated, data)
 	case "get":
 		data, err := q.t.Strategy.(registry.VirtualReader).GetVirtual(ctx, q.info.Name)
 		if err != nil {

@@ -1,0 +1,306 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miniapi/miniapi/auth"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac/bootstrappolicy"
+)
+
+// startSecure runs a server with the defaults a user gets: HTTPS,
+// authentication, RBAC.
+func startSecure(t *testing.T, dir string) *Server {
+	t.Helper()
+	srv, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", DataDir: dir, UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return srv
+}
+
+// clientsetFor is a protobuf clientset (client-go's default) for cfg.
+func clientsetFor(t *testing.T, cfg *rest.Config) *kubernetes.Clientset {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// asToken is the server's address and CA with a bearer token and no
+// certificate.
+func asToken(admin *rest.Config, token string) *rest.Config {
+	cfg := rest.CopyConfig(admin)
+	cfg.CertData, cfg.KeyData, cfg.BearerToken = nil, nil, token
+	return cfg
+}
+
+// anonymousGet sends a GET with no credentials (the server's CA trusted).
+func anonymousGet(t *testing.T, srv *Server, path string, header ...string) (int, string) {
+	t.Helper()
+	tlsCfg, err := rest.TLSConfigFor(asToken(srv.AdminConfig(), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsCfg}}
+	defer c.CloseIdleConnections()
+	req, _ := http.NewRequest(http.MethodGet, srv.URL()+path, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+func TestSecureByDefault(t *testing.T) {
+	dir := t.TempDir()
+	srv := startSecure(t, dir)
+	if !strings.HasPrefix(srv.URL(), "https://") {
+		t.Fatalf("URL %s is not https", srv.URL())
+	}
+	for _, f := range []string{auth.CAFile, auth.CAKeyFile, auth.ServingKeyFile, auth.AdminKeyFile, auth.ServiceAccountKey} {
+		fi, err := os.Stat(filepath.Join(srv.CertDir(), f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %v, want 0600", f, fi.Mode().Perm())
+		}
+	}
+
+	// No credentials: the health and version paths only, as kube's
+	// bootstrap policy allows system:unauthenticated.
+	if code, body := anonymousGet(t, srv, "/healthz"); code != 200 || body != "ok" {
+		t.Errorf("anonymous /healthz = %d %q, want 200 ok", code, body)
+	}
+	if code, _ := anonymousGet(t, srv, "/version"); code != 200 {
+		t.Errorf("anonymous /version = %d, want 200", code)
+	}
+	code, body := anonymousGet(t, srv, "/api/v1/secrets")
+	if want := `secrets is forbidden: User \"system:anonymous\" cannot list resource \"secrets\" in API group \"\" at the cluster scope`; code != 403 || !strings.Contains(body, want) {
+		t.Errorf("anonymous list of secrets = %d %s, want 403 with %s", code, body, want)
+	}
+	if code, body := anonymousGet(t, srv, "/api/v1/namespaces", "Authorization", "Bearer bogus"); code != 401 || !strings.Contains(body, `"reason":"Unauthorized"`) {
+		t.Errorf("bogus token = %d %s, want 401 Unauthorized", code, body)
+	}
+	// Plain HTTP to the HTTPS port gets nothing.
+	if resp, err := http.Get("http://" + strings.TrimPrefix(srv.URL(), "https://") + "/api/v1/secrets"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			t.Error("plain HTTP answered 200")
+		}
+	}
+
+	ctx := context.Background()
+	admin := clientsetFor(t, srv.AdminConfig())
+	who, err := admin.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := who.Status.UserInfo; u.Username != auth.AdminUser || !slices.Contains(u.Groups, auth.AdminGroup) {
+		t.Errorf("admin is %+v, want %s in %s", u, auth.AdminUser, auth.AdminGroup)
+	}
+
+	// kube's bootstrap roles exist, aggregated.
+	roles, err := admin.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range roles.Items {
+		got = append(got, r.Name)
+	}
+	for _, r := range append(bootstrappolicy.ClusterRoles(), bootstrappolicy.ControllerRoles()...) {
+		if !slices.Contains(got, r.Name) {
+			t.Errorf("bootstrap cluster role %s is missing", r.Name)
+		}
+	}
+	waitFor(t, "the view role to be aggregated", func() bool {
+		view, err := admin.RbacV1().ClusterRoles().Get(ctx, "view", metav1.GetOptions{})
+		return err == nil && len(view.Rules) > 0
+	})
+
+	// A service account's token from the TokenRequest API authenticates
+	// as the service account, which RBAC lets do nothing until bound.
+	if _, err := admin.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "bob"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "bob", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Status.Token == "" || time.Until(tr.Status.ExpirationTimestamp.Time) < 50*time.Minute {
+		t.Fatalf("token request answered %+v", tr.Status)
+	}
+	bob := clientsetFor(t, asToken(srv.AdminConfig(), tr.Status.Token))
+	_, err = bob.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	if want := `pods is forbidden: User "system:serviceaccount:default:bob" cannot list resource "pods" in API group "" in the namespace "default"`; !apierrors.IsForbidden(err) || err.Error() != want {
+		t.Errorf("bob lists pods: %v, want Forbidden: %s", err, want)
+	}
+	review, err := admin.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: tr.Status.Token}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !review.Status.Authenticated || review.Status.User.Username != "system:serviceaccount:default:bob" {
+		t.Errorf("token review = %+v", review.Status)
+	}
+
+	// Bound to view: bob reads, and is refused writes with kube's words.
+	if _, err := admin.RbacV1().RoleBindings("default").Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "bob-view"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "bob", Namespace: "default"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "bob to read pods", func() bool {
+		_, err := bob.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		return err == nil
+	})
+	_, err = bob.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{})
+	if want := `configmaps is forbidden: User "system:serviceaccount:default:bob" cannot create resource "configmaps" in API group "" in the namespace "default"`; !apierrors.IsForbidden(err) || err.Error() != want {
+		t.Errorf("bob creates a configmap: %v, want Forbidden: %s", err, want)
+	}
+	ssar, err := bob.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "default", Verb: "get", Resource: "configmaps"},
+	}}, metav1.CreateOptions{})
+	if err != nil || !ssar.Status.Allowed {
+		t.Errorf("bob may get configmaps: %+v, %v", ssar, err)
+	}
+	sar, err := admin.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: "system:serviceaccount:default:bob", Groups: []string{"system:serviceaccounts"},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "default", Verb: "delete", Resource: "pods"},
+	}}, metav1.CreateOptions{})
+	if err != nil || sar.Status.Allowed {
+		t.Errorf("bob may delete pods: %+v, %v", sar, err)
+	}
+
+	// Impersonation: the admin may act as bob; bob may not act as anyone.
+	as := srv.AdminConfig()
+	as.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:default:bob"}
+	_, err = clientsetFor(t, as).CoreV1().Secrets("default").List(ctx, metav1.ListOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "system:serviceaccount:default:bob" cannot list resource "secrets"`) {
+		t.Errorf("admin as bob lists secrets: %v, want bob's Forbidden", err)
+	}
+	bobAs := asToken(srv.AdminConfig(), tr.Status.Token)
+	bobAs.Impersonate = rest.ImpersonationConfig{UserName: auth.AdminUser}
+	_, err = clientsetFor(t, bobAs).CoreV1().Secrets("default").List(ctx, metav1.ListOptions{})
+	if want := `users "miniapi-admin" is forbidden: User "system:serviceaccount:default:bob" cannot impersonate resource "users" in API group "" at the cluster scope`; !apierrors.IsForbidden(err) || err.Error() != want {
+		t.Errorf("bob impersonates the admin: %v, want %s", err, want)
+	}
+
+	// Service account issuer discovery, readable by service accounts.
+	data, err := bob.CoreV1().RESTClient().Get().AbsPath("/.well-known/openid-configuration").DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var oidc struct {
+		Issuer  string `json:"issuer"`
+		JWKSURI string `json:"jwks_uri"`
+	}
+	if err := json.Unmarshal(data, &oidc); err != nil || oidc.Issuer != auth.DefaultServiceAccountIssuer || oidc.JWKSURI != srv.URL()+"/openid/v1/jwks" {
+		t.Errorf("discovery document %s (%v)", data, err)
+	}
+}
+
+// TestCredentialsSurviveRestart: a restart keeps the CA, the admin
+// certificate and the signing key, so kubeconfigs and tokens stay valid.
+func TestCredentialsSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", DataDir: dir, UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	admin := clientsetFor(t, srv.AdminConfig())
+	tr, err := admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "default", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if apierrors.IsNotFound(err) {
+		// No controller makes the default service account yet.
+		if _, err := admin.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		tr, err = admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "default", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := srv.AdminConfig()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv = startSecure(t, dir)
+	after := srv.AdminConfig()
+	if !bytes.Equal(before.CAData, after.CAData) || !bytes.Equal(before.CertData, after.CertData) {
+		t.Error("the CA or the admin certificate changed across a restart")
+	}
+	// The old admin credentials and the old token still authenticate.
+	before.Host = after.Host
+	if _, err := clientsetFor(t, before).CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err != nil {
+		t.Errorf("the admin of the first run: %v", err)
+	}
+	review, err := clientsetFor(t, after).AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: tr.Status.Token}}, metav1.CreateOptions{})
+	if err != nil || !review.Status.Authenticated {
+		t.Errorf("a token of the first run: %+v, %v", review, err)
+	}
+}
+
+// TestPlainHTTPOnlyOnLoopback: the unsafe mode is refused where others
+// could reach it.
+func TestPlainHTTPOnlyOnLoopback(t *testing.T) {
+	_, err := Start(context.Background(), Config{Listen: "0.0.0.0:0", DataDir: t.TempDir(), UnsafeNoFsync: true, UnsafePlainHTTP: true})
+	if err == nil || !strings.Contains(err.Error(), "only allowed on a loopback address") {
+		t.Fatalf("plain HTTP on 0.0.0.0: %v, want refused", err)
+	}
+}
+
+// TestServedCertificateNamesTheHost: clients verify the served
+// certificate against the kubeconfig's CA, with no skipping.
+func TestServedCertificateNamesTheHost(t *testing.T) {
+	srv := startSecure(t, t.TempDir())
+	cfg := srv.AdminConfig()
+	tlsCfg, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsCfg.NextProtos = []string{"h2", "http/1.1"}
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(srv.URL(), "https://"), tlsCfg)
+	if err != nil {
+		t.Fatalf("verified TLS to %s: %v", srv.URL(), err)
+	}
+	defer conn.Close()
+	if p := conn.ConnectionState().NegotiatedProtocol; p != "h2" {
+		t.Errorf("ALPN negotiated %q, want h2", p)
+	}
+}
