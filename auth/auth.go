@@ -262,7 +262,7 @@ func UsesRBAC(modes []string) bool { return len(modes) == 0 || slices.Contains(m
 // context (request.UserFrom), as kube's strategies expect.
 func (a *Auth) Wrap(h http.Handler) http.Handler {
 	h = filters.WithAuthorization(h, a.Authorizer, a.codecs)
-	h = impersonation.WithImpersonation(h, a.Authorizer, a.codecs)
+	h = impersonation.WithConstrainedImpersonation(h, a.Authorizer, a.codecs)
 	h = filters.WithAuthentication(h, a.Authenticator, filters.Unauthorized(a.codecs), a.APIAudiences, nil)
 	return filters.WithRequestInfo(h, a.resolver)
 }

@@ -217,7 +217,7 @@ func TestSecureByDefault(t *testing.T) {
 	bobAs := asToken(srv.AdminConfig(), tr.Status.Token)
 	bobAs.Impersonate = rest.ImpersonationConfig{UserName: auth.AdminUser}
 	_, err = clientsetFor(t, bobAs).CoreV1().Secrets("default").List(ctx, metav1.ListOptions{})
-	if want := `users "miniapi-admin" is forbidden: User "system:serviceaccount:default:bob" cannot impersonate resource "users" in API group "" at the cluster scope`; !apierrors.IsForbidden(err) || err.Error() != want {
+	if want := `secrets is forbidden: User "system:serviceaccount:default:bob" cannot impersonate-on:user-info:list resource "secrets" in API group "" in the namespace "default"`; !apierrors.IsForbidden(err) || err.Error() != want {
 		t.Errorf("bob impersonates the admin: %v, want %s", err, want)
 	}
 
