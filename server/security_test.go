@@ -100,6 +100,11 @@ func TestSecureByDefault(t *testing.T) {
 		}
 	}
 
+	// The embedded etcd has no port anyone could read Secrets from.
+	if ep := srv.embedded.Endpoint(); ep != "" {
+		t.Errorf("the embedded etcd listens on %s", ep)
+	}
+
 	// No credentials: the health and version paths only, as kube's
 	// bootstrap policy allows system:unauthenticated.
 	if code, body := anonymousGet(t, srv, "/healthz"); code != 200 || body != "ok" {

@@ -361,7 +361,9 @@ func (s *Server) startStorage(ctx context.Context, cfg Config) error {
 	if cfg.DataDir == "" {
 		return errors.New("server: a data directory is required for the embedded etcd")
 	}
-	e, err := etcd3.StartEmbedded(ctx, etcd3.EmbeddedConfig{Dir: cfg.DataDir, UnsafeNoFsync: cfg.UnsafeNoFsync, Logger: cfg.EtcdLogger})
+	// The member opens no port: etcd has no authentication, and would let
+	// any local process read every Secret.
+	e, err := etcd3.StartEmbedded(ctx, etcd3.EmbeddedConfig{Dir: cfg.DataDir, UnsafeNoFsync: cfg.UnsafeNoFsync, Logger: cfg.EtcdLogger, NoClientListener: true})
 	if err != nil {
 		return err
 	}

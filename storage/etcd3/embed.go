@@ -66,6 +66,12 @@ type EmbeddedConfig struct {
 	// the default because it is faster (see BenchmarkEmbeddedClient);
 	// the loopback one exercises the same path an external cluster does.
 	LoopbackClient bool
+
+	// NoClientListener opens no client port at all: only the in-process
+	// Client reaches the member, so no other process on the machine can
+	// read or write etcd (it has no authentication of its own). Endpoint
+	// is then empty. Ignored with LoopbackClient.
+	NoClientListener bool
 }
 
 // Embedded is a running single-member etcd inside this process. It
@@ -82,7 +88,8 @@ type Embedded struct {
 }
 
 // Endpoint is the member's client URL (http://127.0.0.1:<port>), for
-// clients in other processes or for a loopback client of your own.
+// clients in other processes or for a loopback client of your own; empty
+// with NoClientListener.
 func (e *Embedded) Endpoint() string { return e.endpoint }
 
 // Close closes Client, stops the member and returns once it has stopped
@@ -166,6 +173,10 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	clientURL := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
 	ec.ListenClientUrls = []url.URL{clientURL}
 	ec.AdvertiseClientUrls = []url.URL{clientURL}
+	inProcessOnly := cfg.NoClientListener && !cfg.LoopbackClient
+	if inProcessOnly {
+		ec.ListenClientUrls = nil
+	}
 	ec.ListenPeerUrls = nil
 	ec.AdvertisePeerUrls = []url.URL{unusedPeerURL}
 	ec.InitialCluster = memberName + "=" + unusedPeerURL.String()
@@ -217,11 +228,14 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 		e.Close()
 		return nil, fmt.Errorf("etcd3: start embedded etcd: %w", ctx.Err())
 	}
-	if len(e.Clients) == 0 {
-		e.Close()
-		return nil, errors.New("etcd3: embedded etcd has no client listener")
+	emb := &Embedded{etcd: e}
+	if !inProcessOnly {
+		if len(e.Clients) == 0 {
+			e.Close()
+			return nil, errors.New("etcd3: embedded etcd has no client listener")
+		}
+		emb.endpoint = "http://" + e.Clients[0].Addr().String()
 	}
-	emb := &Embedded{etcd: e, endpoint: "http://" + e.Clients[0].Addr().String()}
 	if cfg.LoopbackClient {
 		emb.Client, err = clientv3.New(clientv3.Config{
 			Endpoints:   []string{emb.endpoint},
