@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"path"
 	"strings"
 )
 
@@ -52,7 +53,11 @@ func DecodeContinue(token, prefix string) (fromKey string, rev int64, err error)
 	if t.ResourceVersion <= 0 {
 		return "", 0, invalid("incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
 	}
-	if t.StartKey == "" || strings.HasPrefix(t.StartKey, "/") || strings.Contains(t.StartKey, "..") {
+	// The key must stay under prefix: as kube-apiserver, refuse a key
+	// path.Clean would change ("..", "." or empty segments), which
+	// leaves names that merely contain dots ("a..b" is a valid Role
+	// name) to page through.
+	if t.StartKey == "" || strings.HasPrefix(t.StartKey, "/") || path.Clean("/"+t.StartKey) != "/"+t.StartKey {
 		return "", 0, invalid("start key is not valid")
 	}
 	return prefix + t.StartKey, t.ResourceVersion, nil
