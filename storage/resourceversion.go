@@ -16,8 +16,9 @@ func ParseResourceVersion(rv string) (int64, error) {
 	if rv == "" {
 		return 0, nil
 	}
+	// Digits only, as kube-apiserver's strconv.ParseUint: no sign.
 	n, err := strconv.ParseInt(rv, 10, 64)
-	if err != nil || n < 0 {
+	if err != nil || rv[0] == '+' || rv[0] == '-' {
 		return 0, NewError(CodeInvalid, "", 0, fmt.Errorf("invalid resource version %q", rv))
 	}
 	return n, nil
