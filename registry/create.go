@@ -165,15 +165,24 @@ func (s *Store) put(ctx context.Context, ns string, obj *api.Object, generated b
 	}
 	key := s.keys.Key(ns, obj.Metadata.Name)
 	if opts.DryRun {
-		return &storage.Object{Key: key, Data: data}, false, nil
-	}
-	out, err = s.storage.Create(ctx, key, data)
-	if storage.IsEntityTooLarge(err) && obj.Metadata.ManagedFields != nil && !opts.fieldsRecorded {
-		obj.Metadata.ManagedFields = nil
-		if data, err = encode(obj); err != nil {
-			return nil, false, err
+		// As kube-apiserver's dry-run storage: the name must be free, so
+		// a dry run answers the 409 the write would.
+		_, err = s.storage.Get(ctx, key, storage.GetOptions{})
+		switch {
+		case err == nil:
+			err = storage.NewError(storage.CodeExists, key, 0, nil)
+		case storage.IsNotFound(err):
+			return &storage.Object{Key: key, Data: data}, false, nil
 		}
+	} else {
 		out, err = s.storage.Create(ctx, key, data)
+		if storage.IsEntityTooLarge(err) && obj.Metadata.ManagedFields != nil && !opts.fieldsRecorded {
+			obj.Metadata.ManagedFields = nil
+			if data, err = encode(obj); err != nil {
+				return nil, false, err
+			}
+			out, err = s.storage.Create(ctx, key, data)
+		}
 	}
 	if generated && storage.IsExists(err) {
 		if attempt+1 < generateNameAttempts {
