@@ -50,7 +50,8 @@ func (s *Store) CheckFields(ctx context.Context, data []byte, directive string, 
 	}
 	r, err := scanFields(data, root, true)
 	if err != nil {
-		return nil, err
+		_, derr := decodeJSONObject(data)
+		return nil, unscannable(data, err, derr, api.NewBadRequest("the body is not a valid object: null"))
 	}
 	errs := append(append([]string(nil), strictErrs...), r.errs...)
 	if len(errs) == 0 {
@@ -70,6 +71,21 @@ func (s *Store) CheckFields(ctx context.Context, data []byte, directive string, 
 	return r.rewrite(data)
 }
 
+// unscannable is the answer to a document the field scanner could not
+// read. The scanner reads JSON objects, but a client may send anything:
+// what decoding the document reports (decodeErr, a 400) when that fails
+// too, else nullErr for null, the one other value that decodes into a
+// struct. Any other failure is the scanner's own, scanErr (a 500).
+func unscannable(data []byte, scanErr, decodeErr, nullErr error) error {
+	switch {
+	case decodeErr != nil:
+		return decodeErr
+	case string(bytes.TrimSpace(data)) == "null":
+		return nullErr
+	}
+	return scanErr
+}
+
 // patchFieldCheck returns the field check Patch applies to each patched
 // object, as kube-apiserver does: the patch itself must have no duplicate
 // fields (nor unknown fields in the operations of a JSON patch), the
@@ -85,7 +101,13 @@ func (s *Store) patchFieldCheck(patchType string, patch []byte, directive string
 	return func(ctx context.Context, patched []byte) ([]byte, error) {
 		r, err := scanFields(patched, s.fieldSchema(), true)
 		if err != nil {
-			return nil, err
+			// A JSON patch may replace the whole document with what is
+			// not an object.
+			var derr error
+			if jerr := json.Unmarshal(patched, new(api.Object)); jerr != nil {
+				derr = api.NewBadRequest(fmt.Sprintf("the patched object is not valid: %v", jerr))
+			}
+			return nil, unscannable(patched, err, derr, api.NewBadRequest("the patched object is not valid: null"))
 		}
 		errs := append(append([]string(nil), patchErrs...), r.errs...)
 		switch {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -158,8 +159,12 @@ func checkScaleFields(ctx context.Context, data []byte, directive string, patche
 		return nil
 	}
 	r, err := scanFields(data, scaleFieldSchema, true)
-	if err != nil || len(r.errs) == 0 {
-		return err
+	if err != nil {
+		_, derr := DecodeScale(data)
+		return unscannable(data, err, derr, scaleDecodeError(errors.New("null is not an object")))
+	}
+	if len(r.errs) == 0 {
+		return nil
 	}
 	switch {
 	case directive != FieldValidationStrict:
