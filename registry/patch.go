@@ -228,6 +228,12 @@ func StrategicMergeTyped(original, patch []byte, dataStruct any) ([]byte, error)
 	return json.Marshal(out)
 }
 
+// strategicMergeError words a strategic merge failure as kube-apiserver
+// does: 400 for a malformed patch, 422 for one that does not fit the
+// object. Where kube-apiserver answers any other failure 500 ("unknown
+// patch type" for a bad $patch directive, a value of the wrong type for
+// the kind's Go type), miniapi answers 400: the original object and the
+// kind are the server's and well-formed, so it is the patch at fault.
 func strategicMergeError(err error) error {
 	switch {
 	case errors.Is(err, mergepatch.ErrBadJSONDoc), errors.Is(err, mergepatch.ErrBadPatchFormatForPrimitiveList),
@@ -237,5 +243,5 @@ func strategicMergeError(err error) error {
 	case errors.Is(err, mergepatch.ErrNoListOfLists), errors.Is(err, mergepatch.ErrPatchContentNotMatchRetainKeys):
 		return &api.StatusError{ErrStatus: api.Status{Status: api.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: api.ReasonInvalid, Message: err.Error()}}
 	}
-	return api.NewInternalError(err)
+	return api.NewBadRequest(err.Error())
 }
