@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/miniapi/miniapi/internal/apitest"
@@ -41,6 +42,9 @@ func FuzzListParams(f *testing.F) {
 		f.Add(sd.label, sd.field, sd.limit, sd.cont, sd.rv, sd.rvm, sd.accept)
 	}
 	f.Fuzz(func(t *testing.T, label, fieldSel, limit, cont, rv, rvm, accept string) {
+		if strings.ContainsFunc(accept, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+			return // no HTTP client sends it: net/http refuses control characters in a header
+		}
 		q := url.Values{}
 		for k, v := range map[string]string{"labelSelector": label, "fieldSelector": fieldSel, "limit": limit, "continue": cont, "resourceVersion": rv, "resourceVersionMatch": rvm} {
 			if v != "" {
