@@ -26,6 +26,11 @@ func ParseResourcePath(group, version, rest string) (RequestInfo, bool) {
 		}
 	}
 	if parts[0] == "namespaces" && len(parts) > 2 && !namespaceSubresources[parts[2]] {
+		if parts[1] == "" {
+			// namespaces//<resource> names no namespace; read as one
+			// it would address all of them.
+			return info, false
+		}
 		info.Namespace = parts[1]
 		info.NamespacedPath = true
 		parts = parts[2:]
