@@ -9,7 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -78,7 +78,7 @@ func FuzzContinueRoundTrip(f *testing.F) {
 	f.Add("ns", "a..b", int64(3))
 	f.Add("ns", "x.y_z~", int64(1<<62))
 	f.Fuzz(func(t *testing.T, ns, name string, rev int64) {
-		if rev <= 0 || len(path.IsValidPathSegmentName(name)) > 0 || name == "" || !utf8.ValidString(name) || len(validation.IsDNS1123Label(ns)) > 0 {
+		if rev <= 0 || len(content.IsPathSegmentName(name)) > 0 || name == "" || !utf8.ValidString(name) || len(validation.IsDNS1123Label(ns)) > 0 {
 			return
 		}
 		keys := ResourceKeys{Group: "rbac.authorization.k8s.io", Resource: "roles", Namespaced: true}
