@@ -9,7 +9,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	rbacinformers "k8s.io/client-go/informers/rbac/v1"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	rbacv1client "k8s.io/client-go/kubernetes/typed/rbac/v1"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/component-helpers/auth/rbac/reconciliation"
@@ -22,19 +21,29 @@ import (
 // (about 130 objects on a new data directory).
 const bootstrapWorkers = 16
 
+// PolicyClients read and write the objects of the bootstrap policy.
+// kube's reconciliation package has implementations over a clientset
+// (reconciliation.ClusterRoleModifier and the others).
+type PolicyClients struct {
+	ClusterRoles        reconciliation.RuleOwnerModifier
+	ClusterRoleBindings reconciliation.RoleBindingModifier
+	Roles               reconciliation.RuleOwnerModifier
+	RoleBindings        reconciliation.RoleBindingModifier
+}
+
 // EnsureBootstrapPolicy creates or reconciles the roles and bindings
 // kube-apiserver's rbac/bootstrap-roles post-start hook does, the same
 // objects (kube's bootstrappolicy) through kube's reconciliation: missing
 // ones are created, ones that lack a bootstrap rule or subject get it
 // back unless annotated rbac.authorization.kubernetes.io/autoupdate:
 // "false".
-func EnsureBootstrapPolicy(ctx context.Context, rbacClient rbacv1client.RbacV1Interface, namespaces corev1client.NamespacesGetter) error {
+func EnsureBootstrapPolicy(ctx context.Context, c PolicyClients) error {
 	var tasks []func() error
 	for _, r := range append(bootstrappolicy.ClusterRoles(), bootstrappolicy.ControllerRoles()...) {
 		tasks = append(tasks, func() error {
 			o := &reconciliation.ReconcileRoleOptions{
 				Role:    reconciliation.ClusterRoleRuleOwner{ClusterRole: &r},
-				Client:  reconciliation.ClusterRoleModifier{Client: rbacClient.ClusterRoles()},
+				Client:  c.ClusterRoles,
 				Confirm: true,
 			}
 			_, err := o.Run()
@@ -45,7 +54,7 @@ func EnsureBootstrapPolicy(ctx context.Context, rbacClient rbacv1client.RbacV1In
 		tasks = append(tasks, func() error {
 			o := &reconciliation.ReconcileRoleBindingOptions{
 				RoleBinding: reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: &b},
-				Client:      reconciliation.ClusterRoleBindingClientAdapter{Client: rbacClient.ClusterRoleBindings()},
+				Client:      c.ClusterRoleBindings,
 				Confirm:     true,
 			}
 			_, err := o.Run()
@@ -57,7 +66,7 @@ func EnsureBootstrapPolicy(ctx context.Context, rbacClient rbacv1client.RbacV1In
 			tasks = append(tasks, func() error {
 				o := &reconciliation.ReconcileRoleOptions{
 					Role:    reconciliation.RoleRuleOwner{Role: &r},
-					Client:  reconciliation.RoleModifier{Client: rbacClient, NamespaceClient: namespaces.Namespaces()},
+					Client:  c.Roles,
 					Confirm: true,
 				}
 				_, err := o.Run()
@@ -70,7 +79,7 @@ func EnsureBootstrapPolicy(ctx context.Context, rbacClient rbacv1client.RbacV1In
 			tasks = append(tasks, func() error {
 				o := &reconciliation.ReconcileRoleBindingOptions{
 					RoleBinding: reconciliation.RoleBindingAdapter{RoleBinding: &b},
-					Client:      reconciliation.RoleBindingClientAdapter{Client: rbacClient, NamespaceClient: namespaces.Namespaces()},
+					Client:      c.RoleBindings,
 					Confirm:     true,
 				}
 				_, err := o.Run()

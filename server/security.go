@@ -204,7 +204,7 @@ func (s *Server) startSecurity(ctx, bg context.Context, sec *security) error {
 	s.background.Go(func() { aggregation.Run(bg, 1) })
 	bctx, cancel := context.WithTimeout(ctx, bootstrapTimeout)
 	defer cancel()
-	if err := auth.EnsureBootstrapPolicy(bctx, sec.client.RbacV1(), sec.client.CoreV1()); err != nil {
+	if err := auth.EnsureBootstrapPolicy(bctx, s.policyClients(bctx)); err != nil {
 		return err
 	}
 	for _, inf := range sec.rbac.all() {
