@@ -1,10 +1,14 @@
 package e2e
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -42,12 +46,56 @@ const (
 	walkCM  = walkCMs + "/app-config"
 )
 
+// The server and credentials every curl command of the README and the
+// docs names: miniapi's default address, and the files it makes in
+// <data-dir>/pki (the default data directory, relative to where it was
+// started). TestWalkthrough sends its requests with these very files.
+const (
+	walkURL  = "https://127.0.0.1:6443"
+	walkAuth = "--cacert miniapi-data/pki/ca.crt --cert miniapi-data/pki/admin.crt --key miniapi-data/pki/admin.key"
+)
+
+// curlClient is an HTTP client with the TLS settings curl gets from
+// walkAuth, its files read from srv's data directory in place of
+// miniapi-data, so the walkthrough fails if the docs name a file miniapi
+// does not make or credentials it does not accept.
+func curlClient(t *testing.T, srv *serverProc) *http.Client {
+	t.Helper()
+	args := strings.Fields(walkAuth)
+	files := map[string]string{}
+	for i := 0; i+1 < len(args); i += 2 {
+		rel, ok := strings.CutPrefix(args[i+1], "miniapi-data/")
+		if !ok {
+			t.Fatalf("walkAuth names %s outside miniapi-data", args[i+1])
+		}
+		files[args[i]] = filepath.Join(srv.DataDir, filepath.FromSlash(rel))
+	}
+	caPEM, err := os.ReadFile(files["--cacert"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(caPEM) {
+		t.Fatalf("%s holds no certificate", files["--cacert"])
+	}
+	cert, err := tls.LoadX509KeyPair(files["--cert"], files["--key"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &http.Transport{
+		TLSClientConfig:   &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert}},
+		ForceAttemptHTTP2: true,
+	}
+	return &http.Client{Timeout: requestTimeout, Transport: tr}
+}
+
 // TestWalkthrough runs the curl walkthrough of docs/curl.md step by step
 // and checks each answer is what it shows.
 func TestWalkthrough(t *testing.T) {
 	skipIfShort(t)
 	t.Parallel()
 	srv := startServer(t, t.TempDir())
+	srv.client = curlClient(t, srv)
 	ua := []string{"User-Agent", curlUA}
 	withUA := func(h ...string) []string { return append(h, ua...) }
 
@@ -235,7 +283,7 @@ func TestREADMEShowsTheTestedRequests(t *testing.T) {
 		"test command":   "```sh\ngo test -race ./...\n```",
 		"namespace body": "-d '" + walkNamespace + "'",
 		"configmap body": "-d '" + walkConfigMap + "'",
-		"label selector": "http://127.0.0.1:8080" + walkCMs + "?labelSelector=app%3Dweb'",
+		"label selector": walkURL + walkCMs + "?labelSelector=app%3Dweb'",
 	} {
 		if !strings.Contains(readme, want) {
 			t.Errorf("README.md does not show the %s the tests use:\n%s", name, want)
@@ -252,13 +300,13 @@ func TestDocsShowTheTestedRequests(t *testing.T) {
 	for name, want := range map[string]string{
 		"namespace body":    "-d '" + walkNamespace + "'",
 		"configmap body":    "-d '" + walkConfigMap + "'",
-		"update body":       "-d '" + fmt.Sprintf(walkUpdate, "12") + "'",
+		"update body":       "-d '" + fmt.Sprintf(walkUpdate, "180") + "'",
 		"merge patch":       "-d '" + walkMergePatch + "'",
 		"JSON patch":        "-d '" + walkJSONPatch + "'",
 		"more configmaps":   "-d '" + strings.ReplaceAll(walkMore, "%d", "'$i'") + "'",
-		"label selector":    "http://127.0.0.1:8080" + walkCMs + "?labelSelector=app%3Dweb'",
-		"first page":        "http://127.0.0.1:8080" + walkCMs + "?limit=2'",
-		"object URL":        "http://127.0.0.1:8080" + walkCM + "\n",
+		"label selector":    walkURL + walkCMs + "?labelSelector=app%3Dweb'",
+		"first page":        walkURL + walkCMs + "?limit=2'",
+		"object URL":        walkURL + walkCM + "\n",
 		"conflict message":  `Operation cannot be fulfilled on configmaps \"app-config\": the object has been modified; please apply your changes to the latest version and try again`,
 		"not found message": `configmaps \"app-config\" not found`,
 	} {
@@ -268,5 +316,36 @@ func TestDocsShowTheTestedRequests(t *testing.T) {
 	}
 	if types := readDoc(t, "docs/resource-types.md"); !strings.Contains(types, "```yaml\n"+widgetsFile+"```\n") {
 		t.Errorf("docs/resource-types.md does not show the resources file TestResourcesFile serves:\n%s", widgetsFile)
+	}
+}
+
+// curlRE matches a curl command in a shell block and what follows it on
+// its line.
+var curlRE = regexp.MustCompile(`(?m)^\s*curl (.*)$`)
+
+// TestDocsCurlCommandsAuthenticate keeps every curl example of the README
+// and the manual usable as shown: each names walkAuth's CA and admin
+// credentials, and no page still sends requests to the plain HTTP
+// address miniapi served before it authenticated. (docs/security.md
+// shows other credentials; TestSecurityExamples checks its examples.)
+func TestDocsCurlCommandsAuthenticate(t *testing.T) {
+	pages := []string{"README.md", "docs/curl.md", "docs/api.md", "docs/apply.md", "docs/resource-types.md", "docs/operations.md"}
+	seen := 0
+	for _, page := range pages {
+		doc := readDoc(t, page)
+		for _, m := range curlRE.FindAllStringSubmatch(doc, -1) {
+			seen++
+			if !strings.HasPrefix(m[1], "-s "+walkAuth) && !strings.HasPrefix(m[1], "-N "+walkAuth) {
+				t.Errorf("%s: curl %s\ndoes not start with -s or -N and %s", page, m[1], walkAuth)
+			}
+		}
+	}
+	for _, page := range append(pages, "docs/kubectl.md", "docs/options.md", "docs/testing.md", "docs/differences.md", "docs/architecture.md") {
+		if doc := readDoc(t, page); strings.Contains(doc, "http://127.0.0.1:8080") {
+			t.Errorf("%s still names http://127.0.0.1:8080; miniapi serves %s", page, walkURL)
+		}
+	}
+	if seen < 20 {
+		t.Errorf("found %d curl commands in %v, want at least 20: has curlRE stopped matching?", seen, pages)
 	}
 }
