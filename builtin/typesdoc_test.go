@@ -90,7 +90,7 @@ var typeNotes = map[string]string{
 	"apiextensions.k8s.io/customresourcedefinitions": "each CRD served at once: [below](#customresourcedefinitions)",
 	"networking.k8s.io/ipaddresses":                  "one per allocated ClusterIP, written by the allocator",
 	"networking.k8s.io/servicecidrs":                 "the `kubernetes` ServiceCIDR kept by its controller",
-	"rbac.authorization.k8s.io/*":                    "stored and validated, enforced by nothing: [no authorization](differences.md#no-authentication-or-authorization-yet)",
+	"rbac.authorization.k8s.io/*":                    "enforced by kube's RBAC authorizer; kube's default roles and bindings made at start: [authorization](security.md#authorization)",
 }
 
 // typesTable renders one Markdown row per type: the core group first,
@@ -142,7 +142,7 @@ func typesTable(types []registry.Type, notes map[string]string) (string, error) 
 			rowNotes = append(rowNotes, strings.Join(connect, ", ")+plural(connect, " answers", " answer")+" what kube-apiserver answers when the backend cannot be reached: [no kubelet](differences.md#no-kubelet-no-nodes)")
 		}
 		if len(notYet) > 0 {
-			rowNotes = append(rowNotes, strings.Join(notYet, ", ")+plural(notYet, " is", " are")+" not served yet: [no tokens](differences.md#review-and-token-resources-are-not-served)")
+			rowNotes = append(rowNotes, strings.Join(notYet, ", ")+plural(notYet, " is", " are")+" not served yet: [what differs](differences.md)")
 		}
 		cells := []string{group, t.Version, code(t.Plural), t.Kind, fmt.Sprint(t.Namespaced),
 			strings.Join(short, ", "), strings.Join(served, ", "), strings.Join(rowNotes, "; ")}
