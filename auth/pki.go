@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/util/keyutil"
@@ -73,6 +74,13 @@ func EnsurePKI(dir string, hosts []string) (*PKI, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("auth: certificate directory: %w", err)
 	}
+	// Replicas sharing a directory may start at once: one makes what is
+	// missing, the others then read it.
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	p := &PKI{Dir: dir}
 	caCert, caKey, err := p.ensureCA()
 	if err != nil {
@@ -356,4 +364,21 @@ func writeFile(path string, data []byte) error {
 		return fmt.Errorf("auth: %w", err)
 	}
 	return nil
+}
+
+// lockDir takes an exclusive lock on dir's lock file, for other
+// processes and goroutines alike, and returns its release.
+func lockDir(dir string) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("auth: lock the certificate directory: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("auth: lock the certificate directory: %w", err)
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
 }

@@ -327,6 +327,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	ok = true
+	if cfg.UnsafePlainHTTP {
+		log.Warn("UNSAFE: serving plain HTTP with no authentication or authorization: any local process, and any web page through a browser, can read every Secret and write anything", "url", s.url)
+	}
 	log.Info("miniapi serving", "url", s.url)
 	return s, nil
 }

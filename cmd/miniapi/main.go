@@ -1,7 +1,7 @@
 // Command miniapi serves the Kubernetes API for its registered resource
 // types over etcd: embedded by default, or an external cluster.
 //
-//	miniapi                          # embedded etcd in ./miniapi-data, http://127.0.0.1:8080
+//	miniapi                          # embedded etcd in ./miniapi-data, https://127.0.0.1:6443, kubeconfig in ./miniapi-data
 //	miniapi --listen 127.0.0.1:0     # any free port; the URL is printed
 //	miniapi --etcd-servers https://etcd-1:2379,https://etcd-2:2379 --etcd-cafile ca.pem
 package main
