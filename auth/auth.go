@@ -31,6 +31,7 @@ import (
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	typedv1core "k8s.io/client-go/kubernetes/typed/core/v1"
 	rbaclisters "k8s.io/client-go/listers/rbac/v1"
+	rbacregistryvalidation "k8s.io/kubernetes/pkg/registry/rbac/validation"
 	"k8s.io/kubernetes/pkg/serviceaccount"
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac"
 )
@@ -108,6 +109,10 @@ type Auth struct {
 	RuleResolver authorizer.RuleResolver
 	// APIAudiences are the audiences tokens are checked against.
 	APIAudiences authenticator.Audiences
+	// RBACRules resolves the RBAC rules a user holds, for kube's
+	// escalation checks on writes of roles and bindings (which apply
+	// whatever the authorization mode); nil without RBAC listers.
+	RBACRules rbacregistryvalidation.AuthorizationRuleResolver
 
 	codecs   runtime.NegotiatedSerializer
 	resolver request.RequestInfoResolver
@@ -132,6 +137,11 @@ func New(cfg Config) (*Auth, error) {
 	a.Authenticator = authn
 	if err := a.authorizer(cfg); err != nil {
 		return nil, err
+	}
+	if l := cfg.RBAC; l.Roles != nil && l.RoleBindings != nil && l.ClusterRoles != nil && l.ClusterRoleBindings != nil {
+		a.RBACRules = rbacregistryvalidation.NewDefaultRuleResolver(
+			&rbac.RoleGetter{Lister: l.Roles}, &rbac.RoleBindingLister{Lister: l.RoleBindings},
+			&rbac.ClusterRoleGetter{Lister: l.ClusterRoles}, &rbac.ClusterRoleBindingLister{Lister: l.ClusterRoleBindings})
 	}
 	return a, nil
 }

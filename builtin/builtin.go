@@ -56,7 +56,7 @@ func resources(cfg Config) []*resource {
 		networkingResources(),
 		nodeResources(),
 		policyResources(),
-		rbacResources(),
+		rbacResources(cfg.Auth),
 		resourceResources(cfg.Namespaces),
 		schedulingResources(),
 		storageResources(),

@@ -151,6 +151,8 @@ func (r *resource) strategyOf() registry.Strategy {
 		return componentStatusKind{k, r.componentStatus}
 	case r.virtual == virtualReview:
 		return reviewKind{k, r.review}
+	case r.group == "rbac.authorization.k8s.io" && r.auth != nil && r.auth.RuleResolverRBAC != nil:
+		return rbacKind{k, r.auth}
 	case r.group == "" && r.kind == "ServiceAccount" && r.auth != nil:
 		return serviceAccountKind{k, r.auth}
 	case r.scale != nil:

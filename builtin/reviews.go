@@ -23,6 +23,7 @@ import (
 	"k8s.io/kubernetes/pkg/registry/authorization/selfsubjectrulesreview"
 	"k8s.io/kubernetes/pkg/registry/authorization/subjectaccessreview"
 	serviceaccountstore "k8s.io/kubernetes/pkg/registry/core/serviceaccount/storage"
+	rbacregistryvalidation "k8s.io/kubernetes/pkg/registry/rbac/validation"
 	"k8s.io/kubernetes/pkg/serviceaccount"
 )
 
@@ -39,6 +40,10 @@ type Auth struct {
 	Authorizer authorizer.Authorizer
 	// RuleResolver answers SelfSubjectRulesReviews.
 	RuleResolver authorizer.RuleResolver
+	// RuleResolverRBAC resolves the RBAC rules a user holds, for the
+	// escalation checks of RBAC writes; nil leaves them out (plain HTTP,
+	// where every request is system:masters).
+	RuleResolverRBAC rbacregistryvalidation.AuthorizationRuleResolver
 	// Issuer signs the tokens of serviceaccounts/token.
 	Issuer serviceaccount.TokenGenerator
 	// MaxTokenExpiration caps a requested token's lifetime (kube's

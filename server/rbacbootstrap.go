@@ -12,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/component-helpers/auth/rbac/reconciliation"
 )
 
@@ -24,6 +26,9 @@ const bootstrapManager = "kube-apiserver"
 // encoding each of the ~130 objects to protobuf and back through the
 // handler chain (which doubled the cost of a first start).
 func (s *Server) policyClients(ctx context.Context) auth.PolicyClients {
+	// The writes are the server's own, as kube-apiserver's loopback
+	// user: RBAC's escalation checks let system:masters through.
+	ctx = request.WithUser(ctx, &user.DefaultInfo{Name: user.APIServerUser, Groups: []string{user.SystemPrivilegedGroup, user.AllAuthenticated}})
 	r := rbacStores{ctx: ctx, reg: s.reg}
 	return auth.PolicyClients{
 		ClusterRoles:        clusterRoles{r},

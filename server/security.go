@@ -187,6 +187,8 @@ func (sec *security) builtinAuth() *builtin.Auth {
 		Authorizer:    sec.auth.Authorizer,
 		RuleResolver:  sec.auth.RuleResolver,
 		Issuer:        sec.issuer,
+
+		RuleResolverRBAC: sec.auth.RBACRules,
 	}
 }
 

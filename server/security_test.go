@@ -212,6 +212,41 @@ func TestSecureByDefault(t *testing.T) {
 		t.Errorf("bob may delete pods: %+v, %v", sar, err)
 	}
 
+	// RBAC's escalation checks: bob may write roles and bindings, but
+	// grant only what he holds.
+	if _, err := admin.RbacV1().Roles("default").Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "rbac-writer"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{rbacv1.GroupName}, Resources: []string{"roles", "rolebindings"}, Verbs: []string{"create"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().RoleBindings("default").Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "bob-rbac-writer"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "rbac-writer"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "bob", Namespace: "default"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	readConfigMaps := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}}
+	waitFor(t, "bob to write a role with rules he holds", func() bool {
+		_, err := bob.RbacV1().Roles("default").Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "held"}, Rules: readConfigMaps}, metav1.CreateOptions{})
+		return err == nil
+	})
+	_, err = bob.RbacV1().Roles("default").Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "escalate"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}}}}, metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `roles.rbac.authorization.k8s.io "escalate" is forbidden: user "system:serviceaccount:default:bob"`) ||
+		!strings.Contains(err.Error(), "is attempting to grant RBAC permissions not currently held") {
+		t.Errorf("bob grants secrets: %v, want kube's escalation Forbidden", err)
+	}
+	_, err = bob.RbacV1().RoleBindings("default").Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "bob-admin"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "bob", Namespace: "default"}},
+	}, metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "is attempting to grant RBAC permissions not currently held") {
+		t.Errorf("bob binds himself to cluster-admin: %v, want kube's escalation Forbidden", err)
+	}
+
 	// Impersonation: the admin may act as bob; bob may not act as anyone.
 	as := srv.AdminConfig()
 	as.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:default:bob"}
