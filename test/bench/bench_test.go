@@ -25,7 +25,10 @@ func tinyConfig() config {
 	c.ListObjects = 100
 	c.ListIters = 2
 	c.ListTime = 100 * time.Millisecond
-	c.MemObjects = 100
+	// Enough objects that the heap's noise (a server of an earlier
+	// scenario still letting go of its garbage) cannot turn the cache's
+	// bytes per object negative.
+	c.MemObjects = 1000
 	c.MemWatchers = 10
 	c.Concurrency = []int{1, 2}
 	c.CreateDuration = 200 * time.Millisecond
