@@ -106,8 +106,10 @@ func (c *Cacher) Ready(ctx context.Context) error {
 type Stats struct {
 	// Revision is the etcd revision the cache reflects.
 	Revision int64
-	// Objects is the number of cached objects.
-	Objects int
+	// Objects is the number of cached objects, and ObjectBytes their
+	// total encoded size.
+	Objects     int
+	ObjectBytes int64
 	// History is the number of events in the history ring and
 	// HistoryCapacity its current size.
 	History, HistoryCapacity int

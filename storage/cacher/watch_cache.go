@@ -279,6 +279,7 @@ func (wc *watchCache) stats() Stats {
 	return Stats{
 		Revision:        wc.rev,
 		Objects:         len(wc.byKey),
+		ObjectBytes:     wc.bytes,
 		History:         wc.history.Len(),
 		HistoryCapacity: wc.history.Cap(),
 	}
