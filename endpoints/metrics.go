@@ -17,6 +17,7 @@ import (
 	cachermetrics "k8s.io/apiserver/pkg/storage/cacher/metrics"
 	etcd3metrics "k8s.io/apiserver/pkg/storage/etcd3/metrics"
 	storagemetrics "k8s.io/apiserver/pkg/storage/metrics"
+	fcmetrics "k8s.io/apiserver/pkg/util/flowcontrol/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 )
 
@@ -26,11 +27,12 @@ import (
 // the storage, watch cache and etcd metrics of its storage packages.
 // Kube's metrics are process-global; every server in a process records
 // into the same series. New calls it; so can anything that records
-// before a handler exists. Flow control's metrics register themselves
-// when k8s.io/apiserver/pkg/util/flowcontrol is used; add its Register
-// here when that lands.
+// before a handler exists, and must before kube's priority and fairness
+// filter is built: it latches onto the flow-control gauges registered
+// here (apiserver_flowcontrol_*).
 func RegisterMetrics() {
 	metrics.Register()
+	fcmetrics.Register()
 	storagemetrics.Register()
 	cachermetrics.Register()
 	etcd3metrics.Register()
@@ -67,7 +69,7 @@ func monitor(w http.ResponseWriter, r *http.Request, t *registry.Type, serve htt
 	}
 	info := requestInfo(r)
 	rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
-	if longRunning(r, info) {
+	if LongRunning(r, info) {
 		metrics.RecordLongRunning(r, info, metrics.APIServerComponent, func() { serve(rec, r) })
 	} else {
 		serve(rec, r)
@@ -121,12 +123,13 @@ func requestInfo(r *http.Request) *request.RequestInfo {
 // running requests (watches, connects) are left out, as kube-apiserver's
 // in-flight limit leaves them out.
 //
-// When API priority and fairness lands, kube's filter maintains this
-// gauge and this middleware goes.
+// It runs only when no kube filter in front keeps that gauge
+// (Config.InflightCounted): API priority and fairness and the
+// max-in-flight limit do.
 func countInflight(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := requestInfo(r)
-		if longRunning(r, info) {
+		if LongRunning(r, info) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -36,6 +36,10 @@ type Config struct {
 	// answered 504, and a body still arriving is cut. 0 or less means
 	// DefaultRequestTimeout.
 	RequestTimeout time.Duration
+	// InflightCounted says a filter in front of the handler (kube's
+	// priority and fairness, or its max-in-flight limit) keeps
+	// apiserver_current_inflight_requests, so the handler does not.
+	InflightCounted bool
 }
 
 type server struct {
@@ -66,7 +70,10 @@ func New(cfg Config) http.Handler {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
 	}
-	r.Use(recoverPanics(cfg.Logger), logRequests(cfg.Logger), withRequestDeadline(builtin.Codecs(), cfg.RequestTimeout), countInflight)
+	r.Use(recoverPanics(cfg.Logger), logRequests(cfg.Logger), withRequestDeadline(builtin.Codecs(), cfg.RequestTimeout))
+	if !cfg.InflightCounted {
+		r.Use(countInflight)
+	}
 	r.NotFound(s.notFound)
 	r.MethodNotAllowed(s.methodNotAllowed)
 

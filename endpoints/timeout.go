@@ -26,15 +26,16 @@ const DefaultRequestTimeout = time.Minute
 // client negotiates.
 func withRequestDeadline(errors runtime.NegotiatedSerializer, limit time.Duration) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
-		h := filters.WithRequestDeadline(next, nil, nil, longRunning, errors, limit)
+		h := filters.WithRequestDeadline(next, nil, nil, LongRunning, errors, limit)
 		return filters.WithRequestInfo(h, requestInfos)
 	}
 }
 
-// longRunning tells kube-apiserver's long-running requests: its
+// LongRunning tells kube-apiserver's long-running requests: its
 // long-running verbs and subresources
-// (k8s.io/kubernetes/pkg/controlplane/apiserver BuildGenericConfig).
-var longRunning = genericfilters.BasicLongRunningRequestCheck(
+// (k8s.io/kubernetes/pkg/controlplane/apiserver BuildGenericConfig). The
+// filters in front of the handler (flow control, audit) take it too.
+var LongRunning = genericfilters.BasicLongRunningRequestCheck(
 	sets.NewString("watch", "proxy"),
 	sets.NewString("attach", "exec", "proxy", "log", "portforward"),
 )

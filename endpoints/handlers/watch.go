@@ -16,6 +16,7 @@ import (
 	"github.com/miniapi/miniapi/storage"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apiserver/pkg/endpoints/metrics"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	compbasemetrics "k8s.io/component-base/metrics"
 )
 
@@ -66,6 +67,11 @@ func (q *request) watch() {
 		return
 	}
 	defer w.Stop()
+	// The watcher is registered: the watch is initialized as far as
+	// kube's priority and fairness filter is concerned, which holds a
+	// seat for it until now (as kube's cacher signals once its watcher
+	// is added). Without the filter this does nothing.
+	utilflowcontrol.WatchInitialized(q.r.Context())
 	frames := newFrameEncoder(q.t, p.ResourceVersion)
 	frames.convert = convert
 	frames.countSent(q.r.Context(), q.info)
