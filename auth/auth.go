@@ -5,11 +5,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
@@ -25,8 +23,6 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	authzunion "k8s.io/apiserver/pkg/authorization/union"
-	"k8s.io/apiserver/pkg/endpoints/filters"
-	"k8s.io/apiserver/pkg/endpoints/filters/impersonation"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	typedv1core "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -86,8 +82,6 @@ type Config struct {
 	// RBAC supplies the RBAC objects to the RBAC authorizer, from
 	// informers the caller runs.
 	RBAC RBACListers
-	// Codecs encode the errors the filters answer.
-	Codecs runtime.NegotiatedSerializer
 }
 
 // RBACListers list the objects the RBAC authorizer reads.
@@ -113,9 +107,6 @@ type Auth struct {
 	// escalation checks on writes of roles and bindings (which apply
 	// whatever the authorization mode); nil without RBAC listers.
 	RBACRules rbacregistryvalidation.AuthorizationRuleResolver
-
-	codecs   runtime.NegotiatedSerializer
-	resolver request.RequestInfoResolver
 }
 
 // New builds authentication and authorization as kube-apiserver's
@@ -125,7 +116,7 @@ type Auth struct {
 // token and anonymous requests; the privileged group, RBAC and
 // AlwaysAllow.
 func New(cfg Config) (*Auth, error) {
-	a := &Auth{codecs: cfg.Codecs, resolver: NewRequestInfoResolver()}
+	a := &Auth{}
 	a.APIAudiences = cfg.APIAudiences
 	if len(a.APIAudiences) == 0 && len(cfg.ServiceAccountIssuers) > 0 {
 		a.APIAudiences = authenticator.Audiences{cfg.ServiceAccountIssuers[0]}
@@ -263,19 +254,6 @@ func (a *Auth) authorizer(cfg Config) error {
 
 // UsesRBAC reports whether modes (empty meaning the default) include RBAC.
 func UsesRBAC(modes []string) bool { return len(modes) == 0 || slices.Contains(modes, ModeRBAC) }
-
-// Wrap puts h behind kube's request-info, authentication, impersonation
-// and authorization filters, in kube-apiserver's order: the request is
-// resolved, its user authenticated (401 when credentials fail), an
-// impersonation checked and applied, and the resulting user authorized
-// (403 with kube's message). Handlers find the user in the request's
-// context (request.UserFrom), as kube's strategies expect.
-func (a *Auth) Wrap(h http.Handler) http.Handler {
-	h = filters.WithAuthorization(h, a.Authorizer, a.codecs)
-	h = impersonation.WithConstrainedImpersonation(h, a.Authorizer, a.codecs)
-	h = filters.WithAuthentication(h, a.Authenticator, filters.Unauthorized(a.codecs), a.APIAudiences, nil)
-	return filters.WithRequestInfo(h, a.resolver)
-}
 
 // NewRequestInfoResolver resolves requests as kube-apiserver does
 // (k8s.io/apiserver's RequestInfoFactory with its API prefixes).

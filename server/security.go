@@ -22,9 +22,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/apiserver/pkg/endpoints/filters"
-	"k8s.io/apiserver/pkg/endpoints/request"
 	rbacinformers "k8s.io/client-go/informers/rbac/v1"
 	rbaclisters "k8s.io/client-go/listers/rbac/v1"
 	"k8s.io/client-go/rest"
@@ -135,7 +132,6 @@ func (s *Server) newSecurity(cfg Config, ln net.Listener) (*security, error) {
 		LoopbackToken:         token,
 		AuthorizationModes:    modes,
 		RBAC:                  listers,
-		Codecs:                builtin.Codecs(),
 	})
 	if err != nil {
 		return nil, err
@@ -252,17 +248,6 @@ type clusterRoleInformer struct{ inf cache.SharedIndexInformer }
 func (i clusterRoleInformer) Informer() cache.SharedIndexInformer { return i.inf }
 func (i clusterRoleInformer) Lister() rbaclisters.ClusterRoleLister {
 	return rbaclisters.NewClusterRoleLister(i.inf.GetIndexer())
-}
-
-// withUnsecuredUser serves plain HTTP as kube-apiserver's old insecure
-// port did: every request is system:unsecured, in system:masters, with
-// no authentication or authorization.
-func withUnsecuredUser(h http.Handler) http.Handler {
-	unsecured := &user.DefaultInfo{Name: "system:unsecured", Groups: []string{user.SystemPrivilegedGroup, user.AllAuthenticated}}
-	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(request.WithUser(r.Context(), unsecured)))
-	})
-	return filters.WithRequestInfo(inner, auth.NewRequestInfoResolver())
 }
 
 // registryTokens looks up what service account tokens are bound to, in

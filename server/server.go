@@ -28,6 +28,7 @@ import (
 	"github.com/miniapi/miniapi/storage/versioned"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	genericfilters "k8s.io/apiserver/pkg/server/filters"
 )
 
 // Config is everything a miniapi server needs; the miniapi command fills
@@ -116,6 +117,23 @@ type Config struct {
 	// kube-apiserver's --request-timeout; 0 means its default,
 	// endpoints.DefaultRequestTimeout (60 s).
 	RequestTimeout time.Duration
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight are
+	// kube-apiserver's --max-requests-inflight and
+	// --max-mutating-requests-inflight: with API priority and fairness
+	// their sum is the server's concurrency limit, shared among the
+	// priority levels; without it they limit read-only and mutating
+	// requests apart. 0 means kube's defaults (DefaultMaxRequestsInFlight,
+	// DefaultMaxMutatingRequestsInFlight); negative means kube's 0 (no
+	// limit of that kind without priority and fairness).
+	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
+	// DisablePriorityAndFairness is kube's
+	// --enable-priority-and-fairness=false: the plain max-in-flight
+	// limit instead. Flow control needs the secure server's identities;
+	// with UnsafePlainHTTP every request is system:masters, exempt.
+	DisablePriorityAndFairness bool
+	// Audit is kube's audit logging; off unless both a policy and a log
+	// path are given.
+	Audit AuditConfig
 	// Logger receives all logs; nil discards them.
 	Logger *slog.Logger
 	// EtcdLogger receives the embedded etcd's own logs; nil discards them.
@@ -143,6 +161,13 @@ type Server struct {
 	sec *security
 	// inProcess serves the server's own clients (loopbackConfig).
 	inProcess *inProcess
+	// flowControl is API priority and fairness, nil when disabled.
+	flowControl *flowControl
+	// objects are the cached types' object counts, for flow control's
+	// work estimates.
+	objects objectCounts
+	// audit is nil when nothing is audited.
+	audit *auditing
 
 	// cachers of the types added at start; Start waits for them to fill.
 	// Types added later (CRDs) are not recorded: startedTypes is set once
@@ -197,6 +222,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			}
 			s.stopBackground()
 			s.closeStorage()
+			s.audit.close()
 		}
 	}()
 
@@ -281,21 +307,40 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 
-	var handler http.Handler = endpoints.New(endpoints.Config{
+	readOnly, mutating := inflightLimits(cfg)
+	if !cfg.DisablePriorityAndFairness {
+		if readOnly+mutating <= 0 {
+			return nil, fmt.Errorf("server: invalid configuration: MaxRequestsInFlight=%d and MaxMutatingRequestsInFlight=%d; they must add up to something positive", readOnly, mutating)
+		}
+		client, err := s.loopbackClient()
+		if err != nil {
+			return nil, err
+		}
+		s.flowControl = newFlowControl(client, readOnly+mutating, s.objects.stats)
+	}
+	if s.audit, err = newAuditing(cfg.Audit); err != nil {
+		return nil, err
+	}
+	requestTimeout := cfg.RequestTimeout
+	if requestTimeout <= 0 {
+		requestTimeout = endpoints.DefaultRequestTimeout
+	}
+	endpoints.RegisterMetrics() // before the flow control filter
+	api := endpoints.New(endpoints.Config{
 		Registry: s.reg,
 		Logger:   log,
 		Ready:    func(ctx context.Context) error { return etcd3.Ready(ctx, s.client) },
 		Handlers: handlers.Config{ShutdownWatches: s.stopWatches},
 		OpenAPI:  &builtin.OpenAPI{},
 
-		RequestTimeout: cfg.RequestTimeout,
+		RequestTimeout:  requestTimeout,
+		InflightCounted: s.flowControl != nil || readOnly+mutating > 0,
 	})
-	handler = s.withIssuerDiscovery(handler, cfg)
+	c := chain{flowControl: s.flowControl, maxReadOnly: readOnly, maxMutating: mutating, requestWaitLimit: requestTimeout / 4, audit: s.audit}
 	if s.sec.tls != nil {
-		handler = s.sec.auth.Wrap(handler)
-	} else {
-		handler = withUnsecuredUser(handler)
+		c.auth = s.sec.auth
 	}
+	handler := c.build(s.withIssuerDiscovery(api, cfg))
 	s.inProcess.handler = handler
 	s.http = &http.Server{
 		Handler:           handler,
@@ -317,7 +362,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			s.serveErr = err
 		}
 	}()
-	if err := s.startSecurity(ctx, bg, s.sec); err != nil {
+	if err := s.startPostStart(ctx, bg); err != nil {
 		return nil, err
 	}
 	if err := s.startServices(bg, svcs, cfg); err != nil {
@@ -332,6 +377,27 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	log.Info("miniapi serving", "url", s.url)
 	return s, nil
+}
+
+// startPostStart does what kube-apiserver's post-start hooks do once the
+// server serves, at once as kube runs them: the RBAC informers and
+// bootstrap policy (startSecurity), flow control's informers, bootstrap
+// configuration and config controller (startFlowControl), or the
+// max-in-flight filter's watermarks without it.
+func (s *Server) startPostStart(ctx, bg context.Context) error {
+	var secErr, fcErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { secErr = s.startSecurity(ctx, bg, s.sec) })
+	if s.flowControl != nil {
+		wg.Go(func() { fcErr = s.startFlowControl(ctx, bg, s.flowControl) })
+	} else {
+		s.background.Go(func() {
+			genericfilters.StartMaxInFlightWatermarkMaintenance(bg.Done())
+			<-bg.Done()
+		})
+	}
+	wg.Wait()
+	return errors.Join(secErr, fcErr)
 }
 
 // serve runs the HTTP server on ln until Shutdown.
@@ -418,7 +484,11 @@ func (s *Server) storageFactory(t *registry.Type, keys storage.ResourceKeys, att
 	if !s.startedTypes {
 		s.cachers = append(s.cachers, c)
 	}
-	return c, c.Close, nil
+	s.objects.add(gr, c)
+	return c, func() error {
+		s.objects.remove(gr, c)
+		return c.Close()
+	}, nil
 }
 
 // waitCaches waits until every cacher has its first list, so the first
@@ -465,7 +535,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			err = errors.Join(err, s.serveErr)
 		}
 		s.stopBackground()
-		err = errors.Join(err, s.closeStorage())
+		err = errors.Join(err, s.closeStorage(), s.audit.close())
 	})
 	return err
 }

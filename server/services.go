@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	discoveryv1client "k8s.io/client-go/kubernetes/typed/discovery/v1"
+	flowcontrolv1client "k8s.io/client-go/kubernetes/typed/flowcontrol/v1"
 	networkingv1client "k8s.io/client-go/kubernetes/typed/networking/v1"
 	rbacv1client "k8s.io/client-go/kubernetes/typed/rbac/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -133,12 +134,14 @@ func (s *Server) startServices(ctx context.Context, svcs *builtin.Services, cfg 
 // nothing.
 type loopbackClient struct {
 	// The embedded interface is nil: only CoreV1, DiscoveryV1,
-	// NetworkingV1 and RbacV1 are served, the only groups these controllers call.
+	// FlowcontrolV1, NetworkingV1 and RbacV1 are served, the only groups
+	// these controllers call.
 	kubernetes.Interface
-	core       corev1client.CoreV1Interface
-	discovery  discoveryv1client.DiscoveryV1Interface
-	networking networkingv1client.NetworkingV1Interface
-	rbac       rbacv1client.RbacV1Interface
+	core        corev1client.CoreV1Interface
+	discovery   discoveryv1client.DiscoveryV1Interface
+	flowcontrol flowcontrolv1client.FlowcontrolV1Interface
+	networking  networkingv1client.NetworkingV1Interface
+	rbac        rbacv1client.RbacV1Interface
 }
 
 func newLoopbackClient(cfg *rest.Config) (*loopbackClient, error) {
@@ -150,6 +153,10 @@ func newLoopbackClient(cfg *rest.Config) (*loopbackClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: loopback client: %w", err)
 	}
+	flowcontrol, err := flowcontrolv1client.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("server: loopback client: %w", err)
+	}
 	networking, err := networkingv1client.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("server: loopback client: %w", err)
@@ -158,7 +165,7 @@ func newLoopbackClient(cfg *rest.Config) (*loopbackClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: loopback client: %w", err)
 	}
-	return &loopbackClient{core: core, discovery: discovery, networking: networking, rbac: rbac}, nil
+	return &loopbackClient{core: core, discovery: discovery, flowcontrol: flowcontrol, networking: networking, rbac: rbac}, nil
 }
 
 // loopbackClient returns the client of the server's own components.
@@ -174,6 +181,11 @@ func (c *loopbackClient) CoreV1() corev1client.CoreV1Interface { return c.core }
 
 // DiscoveryV1 is discovery.k8s.io/v1's client.
 func (c *loopbackClient) DiscoveryV1() discoveryv1client.DiscoveryV1Interface { return c.discovery }
+
+// FlowcontrolV1 is flowcontrol.apiserver.k8s.io/v1's client.
+func (c *loopbackClient) FlowcontrolV1() flowcontrolv1client.FlowcontrolV1Interface {
+	return c.flowcontrol
+}
 
 // NetworkingV1 is networking.k8s.io/v1's client.
 func (c *loopbackClient) NetworkingV1() networkingv1client.NetworkingV1Interface { return c.networking }
