@@ -44,6 +44,7 @@ func (q *request) readWrite(optionsKind string) (out output, p writeParams, body
 		q.fail(err)
 		return out, p, body, false
 	}
+	auditRequestObject(q.r, q.t, q.info.Subresource, j)
 	return out, p, objectBody{json: j, strict: strict}, true
 }
 

@@ -37,6 +37,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		sc = api.NewInternalError(err)
 	}
 	st := sc.Status()
+	auditStatus(r, st)
 	out := negotiateStatus(r)
 	code := int(st.Code)
 	if code == 0 {

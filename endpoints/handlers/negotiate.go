@@ -14,6 +14,7 @@ import (
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
+	auditinternal "k8s.io/apiserver/pkg/apis/audit"
 	"sigs.k8s.io/yaml"
 )
 
@@ -236,6 +237,7 @@ func (q *request) writeObject(out output, code int, obj *storage.Object) {
 	var err error
 	switch out.as {
 	case "":
+		auditResponseObject(q.r, obj.Data)
 		if proto {
 			data, err = protoCodecs().fromJSON(kindOf(q.t), obj.Data)
 		}
@@ -267,6 +269,11 @@ func (q *request) writeItems(out output, code int, meta api.ListMeta, items []*s
 	var err error
 	switch out.as {
 	case "":
+		if !auditLevel(q.r).Less(auditinternal.LevelRequestResponse) {
+			if data, err := encodeItems(q.t.APIVersion(), q.t.ListKind, meta, items); err == nil {
+				auditResponseObject(q.r, data)
+			}
+		}
 		if !proto {
 			writeList(q.w, out, code, q.t.APIVersion(), q.t.ListKind, meta, items)
 			return

@@ -21,6 +21,7 @@ func (q *request) patch() {
 	if !ok {
 		return
 	}
+	auditRequestPatch(q.r, body)
 	if mt == registry.PatchApply {
 		q.apply(out, p, body)
 		return
