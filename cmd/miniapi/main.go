@@ -63,6 +63,8 @@ type options struct {
 	dataDirSet bool
 	// anonymousAuth is --anonymous-auth.
 	anonymousAuth bool
+	// enablePriorityAndFairness is --enable-priority-and-fairness.
+	enablePriorityAndFairness bool
 }
 
 func newCommand() *cobra.Command {
@@ -123,6 +125,15 @@ external cluster with --etcd-servers. docs/options.md describes the flags.`,
 	f.IntVar(&o.cfg.WatchCacheSize, "watch-cache-size", 0, "events of history each type's watch cache keeps for watches from a resourceVersion (0: sized to cover at least 75 seconds)")
 	f.StringSliceVar(&o.cfg.Controllers, "controllers", []string{"*"}, "built-in controllers to run, as kube-controller-manager's flag: '*' for all (each is on by default), 'name' to turn one on, '-name' to turn one off; known: "+strings.Join(controllers.Names(), ", "))
 	f.DurationVar(&o.cfg.RequestTimeout, "request-timeout", server.DefaultRequestTimeout, "how long a request that is not long-running (a watch, exec, attach, log, portforward or proxy) may take, its body included, before it is answered 504 Timeout, as kube-apiserver's flag; a shorter ?timeout= bounds a request more")
+	f.IntVar(&o.cfg.MaxRequestsInFlight, "max-requests-inflight", server.DefaultMaxRequestsInFlight, "this and --max-mutating-requests-inflight are summed to determine the server's total concurrency limit (which must be positive) if --enable-priority-and-fairness is true; otherwise this limits the non-mutating requests in flight, or 0 disables the limit, as kube-apiserver's flag")
+	f.IntVar(&o.cfg.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", server.DefaultMaxMutatingRequestsInFlight, "this and --max-requests-inflight are summed to determine the server's total concurrency limit (which must be positive) if --enable-priority-and-fairness is true; otherwise this limits the mutating requests in flight, or 0 disables the limit, as kube-apiserver's flag")
+	f.BoolVar(&o.enablePriorityAndFairness, "enable-priority-and-fairness", true, "queue and dispatch requests with kube's API priority and fairness (FlowSchemas and PriorityLevelConfigurations) instead of the plain max-in-flight limit, as kube-apiserver's flag")
+	f.StringVar(&o.cfg.Audit.PolicyFile, "audit-policy-file", "", "path to kube's audit policy file (audit.k8s.io Policy); nothing is audited without one")
+	f.StringVar(&o.cfg.Audit.LogPath, "audit-log-path", "", "write audit events to this file, one JSON line each, as kube-apiserver's log backend; '-' means standard out")
+	f.IntVar(&o.cfg.Audit.MaxAge, "audit-log-maxage", 366, "days to keep rotated audit log files (0: no limit by age)")
+	f.IntVar(&o.cfg.Audit.MaxBackups, "audit-log-maxbackup", 100, "rotated audit log files to keep (0: no limit by number)")
+	f.IntVar(&o.cfg.Audit.MaxSize, "audit-log-maxsize", 100, "megabytes the audit log file reaches before it is rotated (0: never rotate)")
+	f.BoolVar(&o.cfg.Audit.Compress, "audit-log-compress", false, "gzip rotated audit log files")
 	f.StringVar(&o.kubeconfigOut, "kubeconfig-out", "", "write a kubeconfig for this server to this file (default: kubeconfig in --data-dir; with --etcd-servers and no --data-dir, miniapi-<port>.kubeconfig in the working directory)")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug (one line per request), info, warn or error")
 	f.BoolVar(&o.etcdLogs, "etcd-logs", false, "show the embedded etcd's own logs")
@@ -137,6 +148,21 @@ func run(ctx context.Context, o options) error {
 	if o.cfg.RequestTimeout < 0 {
 		return errors.New("--request-timeout can not be negative value")
 	}
+	// kube-apiserver's words for negative limits.
+	if o.cfg.MaxRequestsInFlight < 0 {
+		return errors.New("--max-requests-inflight can not be negative value")
+	}
+	if o.cfg.MaxMutatingRequestsInFlight < 0 {
+		return errors.New("--max-mutating-requests-inflight can not be negative value")
+	}
+	// The flags' 0 is kube's: no limit of that kind (server.Config's 0
+	// means the default).
+	for _, v := range []*int{&o.cfg.MaxRequestsInFlight, &o.cfg.MaxMutatingRequestsInFlight} {
+		if *v == 0 {
+			*v = -1
+		}
+	}
+	o.cfg.DisablePriorityAndFairness = !o.enablePriorityAndFairness
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	o.cfg.Logger = log
 	o.cfg.NoAnonymousAuth = !o.anonymousAuth
