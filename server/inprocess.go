@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"sync"
@@ -16,12 +17,38 @@ import (
 // the response body ends the request as a client disconnecting does.
 type inProcess struct {
 	handler http.Handler
+
+	// mu protects closed; running counts the handler goroutines.
+	mu      sync.Mutex
+	closed  bool
+	running sync.WaitGroup
+}
+
+// errShutDown answers the server's own clients once it has shut down.
+var errShutDown = errors.New("server: shut down")
+
+// close refuses further requests and waits for the running ones, as
+// http.Server.Shutdown does for remote clients: kube's controllers do not
+// always wait for their workers (the flow-control config controller's
+// status writes), and none may reach storage once it is closed.
+func (t *inProcess) close() {
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+	t.running.Wait()
 }
 
 // RoundTrip runs the handler on its own goroutine, which ends when the
 // handler returns: when its answer is complete, or when the caller closes
 // the body or cancels the request's context, as for a remote client.
-func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil, errShutDown
+	}
+	t.running.Add(1)
+	t.mu.Unlock()
 	ctx, cancel := context.WithCancel(req.Context())
 	r := req.Clone(ctx)
 	r.RequestURI = req.URL.RequestURI()
@@ -35,6 +62,7 @@ func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	pr, pw := io.Pipe()
 	w := &pipeResponse{header: http.Header{}, body: pw, started: make(chan struct{})}
 	go func() {
+		defer t.running.Done()
 		defer func() {
 			// A handler aborts an answer (http.ErrAbortHandler) as
 			// net/http's server allows; anything else is a bug that

@@ -221,6 +221,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 				s.listener.Close()
 			}
 			s.stopBackground()
+			if s.inProcess != nil {
+				s.inProcess.close()
+			}
 			s.closeStorage()
 			s.audit.close()
 		}
@@ -535,6 +538,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			err = errors.Join(err, s.serveErr)
 		}
 		s.stopBackground()
+		s.inProcess.close()
 		err = errors.Join(err, s.closeStorage(), s.audit.close())
 	})
 	return err
