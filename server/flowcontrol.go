@@ -94,7 +94,9 @@ func (s *Server) startFlowControl(ctx, bg context.Context, fc *flowControl) erro
 		genericfilters.StartPriorityAndFairnessWatermarkMaintenance(bg.Done())
 		<-bg.Done()
 	})
-	if !cache.WaitForCacheSync(ctx.Done(), fc.flowSchemas.HasSynced, fc.priorityLevels.HasSynced) {
+	// cache.WaitFor, not WaitForCacheSync: that polls every 100 ms, most
+	// of what this would add to the start.
+	if !cache.WaitFor(ctx, "", fc.flowSchemas.HasSyncedChecker(), fc.priorityLevels.HasSyncedChecker()) {
 		return fmt.Errorf("server: the flow control informers did not fill: %w", ctx.Err())
 	}
 	bctx, cancel := context.WithTimeout(ctx, bootstrapTimeout)

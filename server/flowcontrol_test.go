@@ -393,7 +393,10 @@ func TestFlowControlUnderFlood(t *testing.T) {
 	// Fairness: the light user's flow has queues of its own.
 	for i, code := range lightCodes {
 		if code != http.StatusOK {
-			t.Errorf("light user's request %d during the flood: %d, want 200", i, code)
+			t.Errorf("light user's request %d during the flood: %d, want 200 (rejections: queue-full %v, time-out %v, concurrency-limit %v)", i, code,
+				gauge(t, "apiserver_flowcontrol_rejected_requests_total", map[string]string{"priority_level": "global-default", "reason": "queue-full"}),
+				gauge(t, "apiserver_flowcontrol_rejected_requests_total", map[string]string{"priority_level": "global-default", "reason": "time-out"}),
+				gauge(t, "apiserver_flowcontrol_rejected_requests_total", map[string]string{"reason": "concurrency-limit"}))
 		}
 	}
 	// Bounded: one flow queues at most hand size × queue length
@@ -429,6 +432,17 @@ func TestFlowControlWatchesTakeNoSeat(t *testing.T) {
 	defer u.c.CloseIdleConnections()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// Until kube's config controller has read the bootstrap
+	// configuration, requests fall in the mandatory catch-all level,
+	// which rejects rather than queues.
+	fs, err := flowControlClient(t, srv).FlowSchemas().Get(ctx, "global-default", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "requests to be classified as global-default", func() bool {
+		resp, _, err := u.do(ctx, "GET", "/api/v1/namespaces/default/configmaps", "")
+		return err == nil && resp.Header.Get(flowcontrolv1.ResponseHeaderMatchedFlowSchemaUID) == string(fs.UID)
+	})
 	for i := range 10 {
 		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL()+"/api/v1/namespaces/default/configmaps?watch=true", nil)
 		req.Header.Set("Authorization", "Bearer "+u.token)
@@ -450,5 +464,59 @@ func TestFlowControlWatchesTakeNoSeat(t *testing.T) {
 		if err := json.Unmarshal(b, &list); err != nil || list.Kind != "ConfigMapList" {
 			t.Fatalf("list %d: %s", i, b)
 		}
+	}
+}
+
+// TestFlowControlStartCost measures what priority and fairness adds to
+// Start, on a new data directory (the bootstrap configuration written)
+// and on a restart (only read): runs alternate with it on and off, so
+// the machine's noise hits both alike. It only reports; run it with
+// MINIAPI_START_COST=<runs>.
+func TestFlowControlStartCost(t *testing.T) {
+	runs, _ := strconv.Atoi(os.Getenv("MINIAPI_START_COST"))
+	if runs == 0 {
+		t.Skip("set MINIAPI_START_COST=<runs> to measure")
+	}
+	startOnce := func(dir string, disable bool) time.Duration {
+		cfg := Config{Listen: "127.0.0.1:0", DataDir: dir, UnsafeNoFsync: true, DisablePriorityAndFairness: disable}
+		begin := time.Now()
+		srv, err := Start(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := time.Since(begin)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	median := func(ds []time.Duration) time.Duration {
+		slices.Sort(ds)
+		return ds[len(ds)/2]
+	}
+	for _, restart := range []bool{false, true} {
+		var on, off []time.Duration
+		dirs := map[bool]string{true: t.TempDir(), false: t.TempDir()}
+		if restart {
+			startOnce(dirs[true], true)
+			startOnce(dirs[false], false)
+		}
+		for i := range 2 * runs {
+			disable := i%2 == 1
+			dir := dirs[disable]
+			if !restart {
+				dir = t.TempDir()
+			}
+			d := startOnce(dir, disable)
+			if disable {
+				off = append(off, d)
+			} else {
+				on = append(on, d)
+			}
+		}
+		mOn, mOff := median(on), median(off)
+		t.Logf("restart=%v: Start median with APF %v, without %v: ratio %.2f (+%v)", restart, mOn, mOff, float64(mOn)/float64(mOff), mOn-mOff)
 	}
 }
