@@ -31,7 +31,7 @@ import (
 	"k8s.io/kubernetes/pkg/registry/flowcontrol/ensurer"
 )
 
-// startSecure runs a server that authenticates, as miniapi does by
+// startWithUsers runs a server that authenticates, as miniapi does by
 // default, with users from a token file: "<name>-token" is <name>'s
 // token. Authorization is AlwaysAllow: these tests are about flow
 // control, not RBAC.
