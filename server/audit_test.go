@@ -80,7 +80,7 @@ func TestAuditLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	logPath := filepath.Join(dir, "audit", "audit.log")
-	srv := startSecure(t, Config{Audit: AuditConfig{PolicyFile: policy, LogPath: logPath}}, "alice")
+	srv := startWithUsers(t, Config{Audit: AuditConfig{PolicyFile: policy, LogPath: logPath}}, "alice")
 	u := newUserClient(srv, "alice")
 	defer u.c.CloseIdleConnections()
 	ctx := context.Background()
