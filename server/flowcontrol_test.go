@@ -47,19 +47,8 @@ func startWithUsers(t *testing.T, cfg Config, users ...string) *Server {
 		t.Fatal(err)
 	}
 	cfg.AuthorizationModes = []string{"AlwaysAllow"}
-	cfg.Listen, cfg.DataDir, cfg.UnsafeNoFsync = "127.0.0.1:0", filepath.Join(dir, "data"), true
-	srv, err := Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
-	return srv
+	cfg.DataDir = filepath.Join(dir, "data")
+	return startConfig(t, cfg)
 }
 
 // userClient is an HTTPS client acting as one user of the token file.

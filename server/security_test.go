@@ -30,18 +30,7 @@ import (
 // authentication, RBAC.
 func startSecure(t *testing.T, dir string) *Server {
 	t.Helper()
-	srv, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", DataDir: dir, UnsafeNoFsync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
-	return srv
+	return startConfig(t, Config{DataDir: dir})
 }
 
 // clientsetFor is a protobuf clientset (client-go's default) for cfg.

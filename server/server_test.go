@@ -36,9 +36,16 @@ func TestMain(m *testing.M) {
 // transports and storage (security.go's tests cover the secure server).
 func start(t *testing.T, cfg Config) *Server {
 	t.Helper()
-	cfg.Listen = "127.0.0.1:0"
 	cfg.UnsafePlainHTTP = cfg.TLSCertFile == ""
 	cfg.DataDir = t.TempDir()
+	return startConfig(t, cfg)
+}
+
+// startConfig runs a server with cfg on a free port, without fsync, and
+// shuts it down when the test ends.
+func startConfig(t *testing.T, cfg Config) *Server {
+	t.Helper()
+	cfg.Listen = "127.0.0.1:0"
 	cfg.UnsafeNoFsync = true
 	srv, err := Start(context.Background(), cfg)
 	if err != nil {
