@@ -124,7 +124,9 @@ func TestOverload(t *testing.T) {
 
 // insecureTLS trusts any certificate: the test authenticates by token
 // and measures load, not verification.
-func insecureTLS() *tls.Config { return &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}} }
+func insecureTLS() *tls.Config {
+	return &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}}
+}
 
 // processRSS reads a process's resident set from /proc.
 func processRSS(t *testing.T, pid int) int64 {
