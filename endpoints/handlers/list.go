@@ -26,6 +26,13 @@ func (q *request) list() {
 		return
 	}
 	l, err := q.store.List(q.r.Context(), q.info.Namespace, p.ListOptions)
+	if err == nil {
+		// A list the client gave up on ends as kube-apiserver's does
+		// (504, logged at debug), whether or not storage noticed: the
+		// in-process etcd client may serve a read whose context is
+		// already done.
+		err = q.r.Context().Err()
+	}
 	if err != nil {
 		q.fail(err)
 		return
