@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -142,6 +143,29 @@ func FromKubeError(err error) error {
 		return err
 	}
 	return &StatusError{ErrStatus: FromMetaStatus(ks.Status())}
+}
+
+// ToKubeError turns one of our *StatusError into apimachinery's, so
+// kube's helpers (apierrors.IsNotFound, IsConflict, retry.RetryOnConflict)
+// recognise it. Any other error, nil included, is returned as it is.
+func ToKubeError(err error) error {
+	var se *StatusError
+	if !errors.As(err, &se) {
+		return err
+	}
+	st := se.ErrStatus
+	out := &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: st.Status, Message: st.Message, Reason: metav1.StatusReason(st.Reason), Code: st.Code,
+	}}
+	if d := st.Details; d != nil {
+		out.ErrStatus.Details = &metav1.StatusDetails{
+			Name: d.Name, Group: d.Group, Kind: d.Kind, UID: types.UID(d.UID), RetryAfterSeconds: d.RetryAfterSeconds,
+		}
+		for _, c := range d.Causes {
+			out.ErrStatus.Details.Causes = append(out.ErrStatus.Details.Causes, metav1.StatusCause{Type: metav1.CauseType(c.Type), Message: c.Message, Field: c.Field})
+		}
+	}
+	return out
 }
 
 // FromMetaStatus copies apimachinery's Status into ours.

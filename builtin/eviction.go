@@ -177,7 +177,7 @@ type evictor struct {
 func (e *evictor) getPod(ctx context.Context) (*core.Pod, error) {
 	out, err := e.store.Get(ctx, e.ns, e.name, "")
 	if err != nil {
-		return nil, apiError(err)
+		return nil, api.ToKubeError(err)
 	}
 	v, err := e.pods.decodeVersioned(out.Data)
 	if err != nil {
@@ -196,7 +196,7 @@ func (e *evictor) markAndDelete(ctx context.Context, opts *metav1.DeleteOptions)
 	if !dryRunSet(opts.DryRun) {
 		out, err := e.store.Get(ctx, e.ns, e.name, "")
 		if err != nil {
-			return apiError(err)
+			return api.ToKubeError(err)
 		}
 		obj, err := decodeStored(out.Data)
 		if err != nil {
@@ -230,7 +230,7 @@ func (e *evictor) markAndDelete(ctx context.Context, opts *metav1.DeleteOptions)
 		next.Metadata.ManagedFields = obj.Metadata.ManagedFields
 		updated, err := e.store.UpdateObject(ctx, e.ns, e.name, next, registry.UpdateOptions{KeepManagedFields: true})
 		if err != nil {
-			return apiError(err)
+			return api.ToKubeError(err)
 		}
 		if !rvUnset(opts) {
 			u, err := decodeStored(updated.Data)
@@ -256,7 +256,7 @@ func (e *evictor) markAndDelete(ctx context.Context, opts *metav1.DeleteOptions)
 		del.PropagationPolicy = api.DeletePropagationOrphan
 	}
 	_, _, err := e.store.Delete(ctx, e.ns, e.name, del)
-	return apiError(err)
+	return api.ToKubeError(err)
 }
 
 // pdbStore is the registry's store of policy/v1 PodDisruptionBudgets.
@@ -276,7 +276,7 @@ func (e *evictor) budgets(ctx context.Context, pod *core.Pod) ([]policyv1.PodDis
 	}
 	list, err := st.List(ctx, pod.Namespace, registry.ListOptions{})
 	if err != nil {
-		return nil, apiError(err)
+		return nil, api.ToKubeError(err)
 	}
 	var out []policyv1.PodDisruptionBudget
 	for _, item := range list.Items {
@@ -303,7 +303,7 @@ func (e *evictor) budget(ctx context.Context, name string) (*policyv1.PodDisrupt
 	}
 	out, err := st.Get(ctx, e.ns, name, "")
 	if err != nil {
-		return nil, apiError(err)
+		return nil, api.ToKubeError(err)
 	}
 	var pdb policyv1.PodDisruptionBudget
 	if err := json.Unmarshal(out.Data, &pdb); err != nil {
@@ -367,7 +367,7 @@ func (e *evictor) checkAndDecrement(ctx context.Context, podName string, pdb pol
 		return err
 	}
 	_, err = st.Update(ctx, pdb.Namespace, pdb.Name, data, registry.UpdateOptions{Subresource: registry.SubresourceStatus, FieldManager: "kube-apiserver"})
-	return apiError(err)
+	return api.ToKubeError(err)
 }
 
 // propagateDryRun merges the request's dryRun into the Eviction's
@@ -421,26 +421,6 @@ func tooManyRequests(pdbName string) error {
 	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Type: policyv1.DisruptionBudgetCause,
 		Message: fmt.Sprintf("The disruption budget %s is still being processed by the server.", pdbName)})
 	return err
-}
-
-// apiError turns one of our Status errors into kube's, so kube's helpers
-// (apierrors.IsConflict, retry.RetryOnConflict) recognise it.
-func apiError(err error) error {
-	var se *api.StatusError
-	if !errors.As(err, &se) {
-		return err
-	}
-	st := se.ErrStatus
-	out := &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: st.Status, Message: st.Message, Reason: metav1.StatusReason(st.Reason), Code: st.Code,
-	}}
-	if d := st.Details; d != nil {
-		out.ErrStatus.Details = &metav1.StatusDetails{Name: d.Name, Group: d.Group, Kind: d.Kind, RetryAfterSeconds: d.RetryAfterSeconds}
-		for _, c := range d.Causes {
-			out.ErrStatus.Details.Causes = append(out.ErrStatus.Details.Causes, metav1.StatusCause{Type: metav1.CauseType(c.Type), Message: c.Message, Field: c.Field})
-		}
-	}
-	return out
 }
 
 // decodeStored decodes an object as the Store holds it.

@@ -195,7 +195,7 @@ func (w webhookConfigs[T]) Get(ctx context.Context, name string, _ metav1.GetOpt
 	}
 	obj, err := res.Store.Get(ctx, "", name, "")
 	if err != nil {
-		return out, apiError(err)
+		return out, api.ToKubeError(err)
 	}
 	out = reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
 	if err := json.Unmarshal(obj.Data, out); err != nil {
@@ -208,20 +208,5 @@ func (w webhookConfigs[T]) Get(ctx context.Context, name string, _ metav1.GetOpt
 // do, with the kind's defaults (a TokenRequest's expirationSeconds), into
 // the internal type.
 func decodeDefaulted(gvk schema.GroupVersionKind, data []byte) (runtime.Object, error) {
-	v, err := scheme.New(gvk)
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return nil, api.NewBadRequest(err.Error())
-	}
-	scheme.Default(v)
-	in, err := scheme.New(gvk.GroupKind().WithVersion(runtime.APIVersionInternal))
-	if err != nil {
-		return nil, err
-	}
-	if err := scheme.Convert(v, in, nil); err != nil {
-		return nil, err
-	}
-	return in, nil
+	return decodeToInternal(gvk, data, true)
 }

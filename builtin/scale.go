@@ -72,12 +72,21 @@ func (k scaleKind) ValidateScale(sc *registry.Scale) error {
 // decodeInternal decodes the JSON of a versioned kind into its internal
 // type.
 func decodeInternal(gvk schema.GroupVersionKind, data []byte) (runtime.Object, error) {
+	return decodeToInternal(gvk, data, false)
+}
+
+// decodeToInternal decodes data as gvk's versioned type, with the kind's
+// defaults when defaulted, and converts it to the internal type.
+func decodeToInternal(gvk schema.GroupVersionKind, data []byte, defaulted bool) (runtime.Object, error) {
 	v, err := scheme.New(gvk)
 	if err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return nil, api.NewBadRequest(err.Error())
+	}
+	if defaulted {
+		scheme.Default(v)
 	}
 	in, err := scheme.New(schema.GroupVersionKind{Group: gvk.Group, Version: runtime.APIVersionInternal, Kind: gvk.Kind})
 	if err != nil {

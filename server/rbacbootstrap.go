@@ -9,8 +9,6 @@ import (
 	"github.com/miniapi/miniapi/auth"
 	"github.com/miniapi/miniapi/registry"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/endpoints/request"
@@ -60,7 +58,7 @@ func (r rbacStores) get(resource, ns, name string, out any) error {
 	}
 	obj, err := st.Get(r.ctx, ns, name, "")
 	if err != nil {
-		return kubeError(err)
+		return api.ToKubeError(err)
 	}
 	return json.Unmarshal(obj.Data, out)
 }
@@ -76,7 +74,7 @@ func (r rbacStores) create(resource, kind, ns string, in, out any) error {
 	}
 	obj, err := st.Create(r.ctx, ns, data, registry.CreateOptions{FieldManager: bootstrapManager})
 	if err != nil {
-		return kubeError(err)
+		return api.ToKubeError(err)
 	}
 	return json.Unmarshal(obj.Data, out)
 }
@@ -92,7 +90,7 @@ func (r rbacStores) update(resource, kind, ns, name string, in, out any) error {
 	}
 	obj, err := st.Update(r.ctx, ns, name, data, registry.UpdateOptions{FieldManager: bootstrapManager})
 	if err != nil {
-		return kubeError(err)
+		return api.ToKubeError(err)
 	}
 	return json.Unmarshal(obj.Data, out)
 }
@@ -104,7 +102,7 @@ func (r rbacStores) delete(resource, ns, name string, uid types.UID) error {
 	}
 	u := string(uid)
 	_, _, err = st.Delete(r.ctx, ns, name, registry.DeleteOptions{Preconditions: &api.Preconditions{UID: &u}})
-	return kubeError(err)
+	return api.ToKubeError(err)
 }
 
 // encodeRBAC encodes an rbac/v1 object with its apiVersion and kind.
@@ -119,24 +117,6 @@ func encodeRBAC(kind string, obj any) ([]byte, error) {
 	}
 	m["apiVersion"], m["kind"] = rbacv1.SchemeGroupVersion.String(), kind
 	return json.Marshal(m)
-}
-
-// kubeError turns one of our Status errors into kube's, so kube's
-// reconciliation and retry helpers recognise NotFound and Conflict.
-func kubeError(err error) error {
-	var se *api.StatusError
-	if err == nil || !errors.As(err, &se) {
-		return err
-	}
-	data, merr := json.Marshal(se.ErrStatus)
-	if merr != nil {
-		return err
-	}
-	var st metav1.Status
-	if json.Unmarshal(data, &st) != nil {
-		return err
-	}
-	return &apierrors.StatusError{ErrStatus: st}
 }
 
 type clusterRoles struct{ rbacStores }

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/emicklei/go-restful/v3"
@@ -47,8 +46,9 @@ type security struct {
 	// rbac feed the RBAC authorizer; nil with plain HTTP.
 	rbac *rbacInformers
 	// issuer signs service account tokens; nil without a certificate
-	// directory for its key.
-	issuer serviceaccount.TokenGenerator
+	// directory for its key. issuerURL is the issuer it names.
+	issuer    serviceaccount.TokenGenerator
+	issuerURL string
 }
 
 // newSecurity builds TLS and kube's authentication and authorization for
@@ -104,6 +104,7 @@ func (s *Server) newSecurity(cfg Config, ln net.Listener) (*security, error) {
 	if len(issuers) == 0 {
 		issuers = []string{auth.DefaultServiceAccountIssuer}
 	}
+	sec.issuerURL = issuers[0]
 
 	token := auth.NewLoopbackToken()
 	sec.loopback = s.loopbackConfig(token)
@@ -335,17 +336,13 @@ func (s *Server) withIssuerDiscovery(h http.Handler, cfg Config) http.Handler {
 	if s.sec.pki == nil {
 		return h
 	}
-	issuers := cfg.ServiceAccountIssuers
-	if len(issuers) == 0 {
-		issuers = []string{auth.DefaultServiceAccountIssuer}
-	}
 	keys := []any{s.sec.pki.ServiceAccountKey.Public()}
 	getter, err := serviceaccount.StaticPublicKeysGetter(keys)
 	if err != nil {
 		s.log.Warn("server: service account issuer discovery is not served", "err", err)
 		return h
 	}
-	provider, err := serviceaccount.NewOpenIDMetadataProvider(issuers[0], cfg.ServiceAccountJWKSURI, strings.TrimPrefix(strings.TrimPrefix(s.url, "https://"), "http://"), getter)
+	provider, err := serviceaccount.NewOpenIDMetadataProvider(s.sec.issuerURL, cfg.ServiceAccountJWKSURI, s.listener.Addr().String(), getter)
 	if err != nil {
 		s.log.Warn("server: service account issuer discovery is not served", "err", err)
 		return h
