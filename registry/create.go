@@ -82,8 +82,17 @@ func (s *Store) create(ctx context.Context, ns string, obj *api.Object, opts Cre
 			return nil, err
 		}
 	}
+	// As kube-apiserver's create handler: mutating admission once the
+	// creator's managedFields are recorded, before the kind judges it.
+	admission := &AdmissionRequest{
+		Operation: OpCreate, Namespace: ns, Name: obj.Metadata.Name, Object: obj,
+		DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation,
+	}
+	if err := s.admitMutate(ctx, admission); err != nil {
+		return nil, err
+	}
 	if kind {
-		return s.createWithRules(ctx, ns, obj, rules, opts)
+		return s.createWithRules(ctx, ns, obj, rules, admission, opts)
 	}
 	if p, ok := s.t.Strategy.(CreatePreparer); ok {
 		p.PrepareForCreate(obj)
@@ -92,6 +101,9 @@ func (s *Store) create(ctx context.Context, ns string, obj *api.Object, opts Cre
 	// generateName is reported once, on generateName.
 	if errs := s.validateCreate(obj); len(errs) > 0 {
 		return nil, api.NewInvalid(s.t.GroupKind(), displayName(obj), errs)
+	}
+	if err := s.admitValidate(ctx, admission); err != nil {
+		return nil, err
 	}
 	if s.t.Namespaced {
 		if err := s.checkNamespaceWritable(ctx, ns, obj.Metadata.Name); err != nil {
@@ -118,7 +130,7 @@ func (s *Store) create(ctx context.Context, ns string, obj *api.Object, opts Cre
 // kube-apiserver's generic store does: the name is generated first and
 // the rules judge the object with it; a generated name that is taken
 // starts again from the object as it was, with a new name.
-func (s *Store) createWithRules(ctx context.Context, ns string, obj *api.Object, rules CreateRules, opts CreateOptions) (*storage.Object, error) {
+func (s *Store) createWithRules(ctx context.Context, ns string, obj *api.Object, rules CreateRules, admission *AdmissionRequest, opts CreateOptions) (*storage.Object, error) {
 	generate := obj.Metadata.Name == "" && obj.Metadata.GenerateName != ""
 	for attempt := 0; ; attempt++ {
 		try := obj
@@ -135,6 +147,14 @@ func (s *Store) createWithRules(ctx context.Context, ns string, obj *api.Object,
 			finish = f
 		}
 		if err := rules.BeforeCreate(ctx, try); err != nil {
+			finish(false)
+			return nil, err
+		}
+		// As kube-apiserver's generic store: validating admission sees
+		// the object the kind has judged, its name generated.
+		validate := *admission
+		validate.Name, validate.Object = try.Metadata.Name, try
+		if err := s.admitValidate(ctx, &validate); err != nil {
 			finish(false)
 			return nil, err
 		}

@@ -65,6 +65,16 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions)
 	key := s.keys.Key(ns, name)
 	pre := storagePreconditions(opts.Preconditions)
 	_, holder := s.t.Strategy.(DeletionHolder)
+	// As kube-apiserver's delete handler and generic store: mutating
+	// admission sees the request alone, validating admission the object
+	// it deletes, once its preconditions hold.
+	admission := &AdmissionRequest{
+		Operation: OpDelete, Namespace: ns, Name: name, DryRun: opts.DryRun,
+		PropagationPolicy: opts.PropagationPolicy, GracePeriodSeconds: opts.GracePeriodSeconds,
+	}
+	if err := s.admitMutate(ctx, admission); err != nil {
+		return nil, false, err
+	}
 	for {
 		cur, err := s.storage.Get(ctx, key, storage.GetOptions{})
 		if err != nil {
@@ -75,6 +85,10 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions)
 			return nil, false, err
 		}
 		if err := s.checkPreconditions(name, curObj, opts.Preconditions); err != nil {
+			return nil, false, err
+		}
+		admission.OldObject = curObj
+		if err := s.admitValidate(ctx, admission); err != nil {
 			return nil, false, err
 		}
 		uid := curObj.Metadata.UID

@@ -44,6 +44,8 @@ type Registry struct {
 	mu     sync.Mutex
 	closed bool
 	snap   atomic.Pointer[Snapshot]
+	// admission is the chain writes pass (SetAdmission).
+	admission atomic.Pointer[Admission]
 }
 
 // New returns an empty registry.

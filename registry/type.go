@@ -153,6 +153,14 @@ func (t *Type) GroupResource() api.GroupResource {
 	return api.GroupResource{Group: t.Group, Resource: t.Plural}
 }
 
+// StorageResource names the resource whose stored objects the type
+// serves: one for every version of a CRD, and one for a kind served by
+// two groups (core and events.k8s.io Events). Types with one are
+// equivalent, as kube's admission matches them (matchPolicy Equivalent).
+func (t *Type) StorageResource() api.GroupResource {
+	return api.GroupResource{Group: t.storageGroup(), Resource: t.Plural}
+}
+
 // GroupKind names the type's kind for messages and errors.
 func (t *Type) GroupKind() api.GroupKind {
 	return api.GroupKind{Group: t.Group, Kind: t.Kind}

@@ -144,6 +144,20 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 		if dropManaged {
 			obj.Metadata.ManagedFields = nil
 		}
+		// As kube-apiserver's update and patch handlers: mutating
+		// admission on each try, once managedFields are recorded;
+		// validating admission once the kind has judged the result.
+		// Marking an object deleted is the delete's, admitted there.
+		admission := &AdmissionRequest{
+			Operation: OpUpdate, Subresource: opts.Subresource, Namespace: ns, Name: name,
+			Object: obj, OldObject: old, DryRun: opts.DryRun,
+			FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation,
+		}
+		if !opts.markDeleting {
+			if err := s.admitMutate(ctx, admission); err != nil {
+				return nil, err
+			}
+		}
 		if kind {
 			if h, ok := s.t.Strategy.(WriteHooks); ok {
 				f, err := h.BeginUpdate(ctx, obj, old, opts.DryRun)
@@ -157,6 +171,11 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 			}
 		} else if errs := s.validateUpdate(obj, old, opts); len(errs) > 0 {
 			return nil, api.NewInvalid(s.t.GroupKind(), name, errs)
+		}
+		if !opts.markDeleting {
+			if err := s.admitValidate(ctx, admission); err != nil {
+				return nil, err
+			}
 		}
 		if s.deletesDuringUpdate(obj, opts) {
 			deleteAt = cur
