@@ -16,16 +16,28 @@ import (
 // Streaming answers (watches) arrive as the handler flushes them; closing
 // the response body ends the request as a client disconnecting does.
 type inProcess struct {
-	handler http.Handler
-
-	// mu protects closed; running counts the handler goroutines.
+	// mu protects handler and closed; running counts the handler
+	// goroutines.
 	mu      sync.Mutex
+	handler http.Handler
 	closed  bool
 	running sync.WaitGroup
 }
 
-// errShutDown answers the server's own clients once it has shut down.
-var errShutDown = errors.New("server: shut down")
+var (
+	// errShutDown answers the server's own clients once it has shut down.
+	errShutDown = errors.New("server: shut down")
+	// errNotServing answers them before the handler is built (admission
+	// plugins' informers and discovery may start early); they retry.
+	errNotServing = errors.New("server: not serving yet")
+)
+
+// serve makes the transport serve requests with h.
+func (t *inProcess) serve(h http.Handler) {
+	t.mu.Lock()
+	t.handler = h
+	t.mu.Unlock()
+}
 
 // close refuses further requests and waits for the running ones, as
 // http.Server.Shutdown does for remote clients: kube's controllers do not
@@ -46,6 +58,11 @@ func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.closed {
 		t.mu.Unlock()
 		return nil, errShutDown
+	}
+	handler := t.handler
+	if handler == nil {
+		t.mu.Unlock()
+		return nil, errNotServing
 	}
 	t.running.Add(1)
 	t.mu.Unlock()
@@ -73,7 +90,7 @@ func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 			w.start(http.StatusOK)
 			pw.Close()
 		}()
-		t.handler.ServeHTTP(w, r)
+		handler.ServeHTTP(w, r)
 	}()
 	select {
 	case <-w.started:
