@@ -446,3 +446,17 @@ func (k *kind) convertEncoded(data []byte, from, to schema.GroupVersionKind) ([]
 	}
 	return json.Marshal(obj)
 }
+
+// AdmissionObject returns obj as kube's admission plugins see a built-in
+// kind's object: kube's internal Go type.
+func (k *kind) AdmissionObject(obj *api.Object) (runtime.Object, error) { return k.toInternal(obj) }
+
+// FromAdmissionObject returns the Store's object of what admission
+// plugins made of AdmissionObject's result.
+func (k *kind) FromAdmissionObject(in runtime.Object) (*api.Object, error) {
+	return k.fromInternal(in)
+}
+
+// AdmissionScheme is the scheme that converts the kind's objects to the
+// versions webhooks ask for.
+func (k *kind) AdmissionScheme() *runtime.Scheme { return scheme }

@@ -15,10 +15,17 @@ import (
 const (
 	NamespaceControllerName = "namespace-controller"
 	GarbageCollectorName    = "garbage-collector-controller"
+	// ServiceAccountControllerName is kube's own controller, run by the
+	// server (it needs the server's client and informers): it keeps a
+	// "default" ServiceAccount in every namespace, which the
+	// ServiceAccount admission plugin gives pods.
+	ServiceAccountControllerName = "serviceaccount-controller"
 )
 
 // Names lists every built-in controller; all are on by default.
-func Names() []string { return []string{NamespaceControllerName, GarbageCollectorName} }
+func Names() []string {
+	return []string{NamespaceControllerName, GarbageCollectorName, ServiceAccountControllerName}
+}
 
 // Controller is one control loop. Run works until ctx ends and returns
 // only after every goroutine it started has exited.

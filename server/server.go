@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/apiextensions"
 	"github.com/miniapi/miniapi/builtin"
@@ -131,6 +132,12 @@ type Config struct {
 	// limit instead. Flow control needs the secure server's identities;
 	// with UnsafePlainHTTP every request is system:masters, exempt.
 	DisablePriorityAndFairness bool
+	// EnableAdmissionPlugins and DisableAdmissionPlugins change the
+	// admission plugins that run from kube-apiserver's defaults, as its
+	// flags of those names; AdmissionControlConfigFile is its
+	// --admission-control-config-file (plugin configuration).
+	EnableAdmissionPlugins, DisableAdmissionPlugins []string
+	AdmissionControlConfigFile                      string
 	// Audit is kube's audit logging; off unless both a policy and a log
 	// path are given.
 	Audit AuditConfig
@@ -168,6 +175,12 @@ type Server struct {
 	objects objectCounts
 	// audit is nil when nothing is audited.
 	audit *auditing
+	// informers are the shared informers of the admission plugins and
+	// the webhook resolver, started once the handler is built.
+	informers       *informerFactory
+	webhookResolver *webhookResolver
+	// id names this server to admission plugins that record it.
+	id string
 
 	// cachers of the types added at start; Start waits for them to fill.
 	// Types added later (CRDs) are not recorded: startedTypes is set once
@@ -310,6 +323,16 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 
+	// Admission comes last: the writes above are the server's own,
+	// made before the plugins' informers can run.
+	s.id = "apiserver-" + uuid.NewString()
+	if err := s.newAdmission(cfg); err != nil {
+		return nil, err
+	}
+	if err := s.startKubeControllers(bg, sel); err != nil {
+		return nil, err
+	}
+
 	readOnly, mutating := inflightLimits(cfg)
 	if !cfg.DisablePriorityAndFairness {
 		if readOnly+mutating <= 0 {
@@ -344,7 +367,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		c.auth = s.sec.auth
 	}
 	handler := c.build(s.withIssuerDiscovery(api, cfg))
-	s.inProcess.handler = handler
+	s.inProcess.serve(handler)
+	// The admission plugins' informers list through the in-process
+	// client, which serves from here on; the plugins wait for them.
+	s.informers.StartWithContext(bg)
 	s.http = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -575,6 +601,9 @@ func (s *Server) stopBackground() {
 		s.cancelBackground()
 	}
 	s.background.Wait()
+	if s.informers != nil {
+		s.informers.Shutdown()
+	}
 }
 
 // closeStorage releases the registry's stores, then etcd. Call

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -12,14 +13,21 @@ import (
 	"github.com/miniapi/miniapi/storage/etcd3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/discovery"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	networkinginformers "k8s.io/client-go/informers/networking/v1"
 	"k8s.io/client-go/kubernetes"
+	admissionregistrationv1client "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
+	certificatesv1client "k8s.io/client-go/kubernetes/typed/certificates/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	discoveryv1client "k8s.io/client-go/kubernetes/typed/discovery/v1"
 	flowcontrolv1client "k8s.io/client-go/kubernetes/typed/flowcontrol/v1"
 	networkingv1client "k8s.io/client-go/kubernetes/typed/networking/v1"
+	nodev1client "k8s.io/client-go/kubernetes/typed/node/v1"
 	rbacv1client "k8s.io/client-go/kubernetes/typed/rbac/v1"
+	resourcev1client "k8s.io/client-go/kubernetes/typed/resource/v1"
+	schedulingv1client "k8s.io/client-go/kubernetes/typed/scheduling/v1"
+	storagev1client "k8s.io/client-go/kubernetes/typed/storage/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	networkinglisters "k8s.io/client-go/listers/networking/v1"
 	"k8s.io/client-go/rest"
@@ -133,45 +141,89 @@ func (s *Server) startServices(ctx context.Context, svcs *builtin.Services, cfg 
 // an informer) for every group of every version, tens of megabytes, for
 // nothing.
 type loopbackClient struct {
-	// The embedded interface is nil: only CoreV1, DiscoveryV1,
-	// FlowcontrolV1, NetworkingV1 and RbacV1 are served, the only groups
-	// these controllers call.
+	// The embedded interface is nil: only the groups below are served,
+	// the only ones the server's own components call (a full clientset
+	// would link every group's client).
 	kubernetes.Interface
-	core        corev1client.CoreV1Interface
-	discovery   discoveryv1client.DiscoveryV1Interface
-	flowcontrol flowcontrolv1client.FlowcontrolV1Interface
-	networking  networkingv1client.NetworkingV1Interface
-	rbac        rbacv1client.RbacV1Interface
+	discoveryClient *discovery.DiscoveryClient
+	admission       admissionregistrationv1client.AdmissionregistrationV1Interface
+	certs           certificatesv1client.CertificatesV1Interface
+	core            corev1client.CoreV1Interface
+	discovery       discoveryv1client.DiscoveryV1Interface
+	flowcontrol     flowcontrolv1client.FlowcontrolV1Interface
+	networking      networkingv1client.NetworkingV1Interface
+	node            nodev1client.NodeV1Interface
+	rbac            rbacv1client.RbacV1Interface
+	resource        resourcev1client.ResourceV1Interface
+	scheduling      schedulingv1client.SchedulingV1Interface
+	storage         storagev1client.StorageV1Interface
 }
 
 func newLoopbackClient(cfg *rest.Config) (*loopbackClient, error) {
-	core, err := corev1client.NewForConfig(cfg)
-	if err != nil {
+	c := &loopbackClient{}
+	var errs []error
+	add := func(err error) { errs = append(errs, err) }
+	var err error
+	c.discoveryClient, err = discovery.NewDiscoveryClientForConfig(cfg)
+	add(err)
+	c.admission, err = admissionregistrationv1client.NewForConfig(cfg)
+	add(err)
+	c.certs, err = certificatesv1client.NewForConfig(cfg)
+	add(err)
+	c.core, err = corev1client.NewForConfig(cfg)
+	add(err)
+	c.discovery, err = discoveryv1client.NewForConfig(cfg)
+	add(err)
+	c.flowcontrol, err = flowcontrolv1client.NewForConfig(cfg)
+	add(err)
+	c.networking, err = networkingv1client.NewForConfig(cfg)
+	add(err)
+	c.node, err = nodev1client.NewForConfig(cfg)
+	add(err)
+	c.rbac, err = rbacv1client.NewForConfig(cfg)
+	add(err)
+	c.resource, err = resourcev1client.NewForConfig(cfg)
+	add(err)
+	c.scheduling, err = schedulingv1client.NewForConfig(cfg)
+	add(err)
+	c.storage, err = storagev1client.NewForConfig(cfg)
+	add(err)
+	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("server: loopback client: %w", err)
 	}
-	discovery, err := discoveryv1client.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("server: loopback client: %w", err)
-	}
-	flowcontrol, err := flowcontrolv1client.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("server: loopback client: %w", err)
-	}
-	networking, err := networkingv1client.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("server: loopback client: %w", err)
-	}
-	rbac, err := rbacv1client.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("server: loopback client: %w", err)
-	}
-	return &loopbackClient{core: core, discovery: discovery, flowcontrol: flowcontrol, networking: networking, rbac: rbac}, nil
+	return c, nil
 }
 
 // loopbackClient returns the client of the server's own components.
 func (s *Server) loopbackClient() (*loopbackClient, error) {
 	return s.sec.client, nil
 }
+
+// Discovery is the discovery client (admission policies read OpenAPI
+// through it).
+func (c *loopbackClient) Discovery() discovery.DiscoveryInterfaces { return c.discoveryClient }
+
+// AdmissionregistrationV1 is admissionregistration.k8s.io/v1's client.
+func (c *loopbackClient) AdmissionregistrationV1() admissionregistrationv1client.AdmissionregistrationV1Interface {
+	return c.admission
+}
+
+// CertificatesV1 is certificates.k8s.io/v1's client.
+func (c *loopbackClient) CertificatesV1() certificatesv1client.CertificatesV1Interface {
+	return c.certs
+}
+
+// NodeV1 is node.k8s.io/v1's client.
+func (c *loopbackClient) NodeV1() nodev1client.NodeV1Interface { return c.node }
+
+// ResourceV1 is resource.k8s.io/v1's client.
+func (c *loopbackClient) ResourceV1() resourcev1client.ResourceV1Interface { return c.resource }
+
+// SchedulingV1 is scheduling.k8s.io/v1's client.
+func (c *loopbackClient) SchedulingV1() schedulingv1client.SchedulingV1Interface { return c.scheduling }
+
+// StorageV1 is storage.k8s.io/v1's client.
+func (c *loopbackClient) StorageV1() storagev1client.StorageV1Interface { return c.storage }
 
 // RbacV1 is rbac.authorization.k8s.io/v1's client.
 func (c *loopbackClient) RbacV1() rbacv1client.RbacV1Interface { return c.rbac }

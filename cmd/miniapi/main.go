@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/miniapi/miniapi/admission"
 	"github.com/miniapi/miniapi/auth"
 	"github.com/miniapi/miniapi/controllers"
 	"github.com/miniapi/miniapi/server"
@@ -113,6 +114,9 @@ external cluster with --etcd-servers. docs/options.md describes the flags.`,
 	f.StringSliceVar(&o.cfg.AuthorizationModes, "authorization-mode", []string{auth.ModeRBAC}, "authorization modes in order, as kube-apiserver's flag: "+strings.Join(auth.Modes(), ", "))
 	f.StringVar(&o.cfg.DataDir, "data-dir", "miniapi-data", "directory of the embedded etcd member's data (ignored with --etcd-servers)")
 	f.BoolVar(&o.cfg.UnsafeNoFsync, "unsafe-no-fsync", false, "skip fsync in the embedded etcd: faster, but a machine crash can lose recent writes")
+	f.StringSliceVar(&o.cfg.EnableAdmissionPlugins, "enable-admission-plugins", nil, "admission plugins to enable besides the default ones ("+strings.Join(admission.DefaultPlugins(), ", ")+"); known: "+strings.Join(admission.PluginNames(), ", ")+". They run in kube-apiserver's order, whatever the order here")
+	f.StringSliceVar(&o.cfg.DisableAdmissionPlugins, "disable-admission-plugins", nil, "admission plugins to disable, even if on by default")
+	f.StringVar(&o.cfg.AdmissionControlConfigFile, "admission-control-config-file", "", "AdmissionConfiguration file with the configuration of admission plugins, as kube-apiserver's flag")
 	f.StringSliceVar(&o.cfg.EtcdServers, "etcd-servers", nil, "comma-separated client URLs of an external etcd cluster; no embedded member is started")
 	f.StringVar(&o.cfg.EtcdCertFile, "etcd-certfile", "", "client certificate for TLS to --etcd-servers")
 	f.StringVar(&o.cfg.EtcdKeyFile, "etcd-keyfile", "", "client key for TLS to --etcd-servers")

@@ -1,0 +1,254 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/registry"
+	"go.opentelemetry.io/otel/trace/noop"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	kadmission "k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/initializer"
+	admissionmetrics "k8s.io/apiserver/pkg/admission/metrics"
+	webhookinit "k8s.io/apiserver/pkg/admission/plugin/webhook/initializer"
+	apiserverapi "k8s.io/apiserver/pkg/apis/apiserver"
+	apiserverapiv1 "k8s.io/apiserver/pkg/apis/apiserver/v1"
+	apiserverapiv1alpha1 "k8s.io/apiserver/pkg/apis/apiserver/v1alpha1"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	webhookutil "k8s.io/apiserver/pkg/util/webhook"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	basecompatibility "k8s.io/component-base/compatibility"
+	"k8s.io/kubernetes/pkg/controlplane/apiserver/admission"
+	"k8s.io/kubernetes/pkg/kubeapiserver/admission/exclusion"
+	quotainstall "k8s.io/kubernetes/pkg/quota/v1/install"
+)
+
+// Config configures the admission chain: what kube-apiserver gives its
+// plugin initializers.
+type Config struct {
+	// Registry is the live set of served types, for the kinds and
+	// equivalent resources of requests and the REST mappings plugins
+	// resolve.
+	Registry *registry.Registry
+	// Client, Dynamic and Informers reach the server's own API, as
+	// kube-apiserver's loopback clients and shared informers do; the
+	// caller starts Informers once the server serves.
+	Client    kubernetes.Interface
+	Dynamic   dynamic.Interface
+	Informers informers.SharedInformerFactory
+	// Authorizer is the server's, for the plugins that authorize
+	// (certificate signing and approval, cluster trust bundles).
+	Authorizer authorizer.Authorizer
+	// ServiceResolver finds the webhooks named by a Service.
+	ServiceResolver webhookutil.ServiceResolver
+	// Loopback is the server's own client configuration, used for
+	// webhooks that name the server itself (kubernetes.default.svc).
+	Loopback *rest.Config
+	// Enable and Disable are --enable-admission-plugins and
+	// --disable-admission-plugins; ConfigFile is
+	// --admission-control-config-file.
+	Enable, Disable []string
+	ConfigFile      string
+	// Drained closes when the server has stopped serving requests.
+	Drained <-chan struct{}
+	// APIServerID names this server to the plugins that record it.
+	APIServerID string
+}
+
+// Chain is kube's admission chain for the registry's writes; it
+// implements registry.Admission.
+type Chain struct {
+	handler kadmission.Interface
+	mutate  kadmission.MutationInterface
+	check   kadmission.ValidationInterface
+	mapper  *resourceMapper
+	names   []string
+}
+
+var _ registry.Admission = (*Chain)(nil)
+
+// configScheme decodes --admission-control-config-file, as
+// kube-apiserver's.
+var configScheme = runtime.NewScheme()
+
+func init() {
+	utilruntime.Must(apiserverapi.AddToScheme(configScheme))
+	utilruntime.Must(apiserverapiv1alpha1.AddToScheme(configScheme))
+	utilruntime.Must(apiserverapiv1.AddToScheme(configScheme))
+}
+
+// New builds the chain of the plugins cfg enables, in kube-apiserver's
+// order, each initialized as kube-apiserver initializes it.
+func New(cfg Config) (*Chain, error) {
+	names, err := EnabledPlugins(cfg.Enable, cfg.Disable)
+	if err != nil {
+		return nil, err
+	}
+	all := kadmission.NewPlugins()
+	for _, p := range plugins {
+		p.register(all)
+	}
+	provider, err := kadmission.ReadAdmissionConfiguration(names, cfg.ConfigFile, configScheme)
+	if err != nil {
+		return nil, fmt.Errorf("admission: failed to read plugin config: %w", err)
+	}
+	mapper := newResourceMapper(cfg.Registry)
+	quota, err := quotainstall.NewQuotaConfigurationForAdmission(cfg.Informers, nil)
+	if err != nil {
+		return nil, fmt.Errorf("admission: %w", err)
+	}
+	authWrapper := webhookutil.NewDefaultAuthenticationInfoResolverWrapper(nil, nil, cfg.Loopback, noop.NewTracerProvider())
+	version := basecompatibility.NewEffectiveVersionFromString(kubeVersion, "", "")
+	initializers := kadmission.PluginInitializers{
+		initializer.NewAPIServerIDInitializer(cfg.APIServerID),
+		initializer.New(cfg.Client, cfg.Dynamic, cfg.Informers, cfg.Authorizer, utilfeature.DefaultFeatureGate,
+			version, cfg.Drained, restMapper{mapper}),
+		webhookinit.NewPluginInitializer(authWrapper, cfg.ServiceResolver),
+		admission.NewPluginInitializer(quota, exclusion.Excluded()),
+	}
+	h, err := all.NewFromPlugins(names, provider, initializers, kadmission.DecoratorFunc(admissionmetrics.WithControllerMetrics))
+	if err != nil {
+		return nil, fmt.Errorf("admission: %w", err)
+	}
+	h = kadmission.WithAudit(admissionmetrics.WithStepMetrics(h))
+	c := &Chain{handler: h, mapper: mapper, names: names}
+	c.mutate, _ = h.(kadmission.MutationInterface)
+	c.check, _ = h.(kadmission.ValidationInterface)
+	return c, nil
+}
+
+// kubeVersion is the Kubernetes version whose behaviour the plugins
+// follow where it depends on one.
+const kubeVersion = "1.37"
+
+// Plugins returns the names of the plugins the chain runs, in order.
+func (c *Chain) Plugins() []string { return slices.Clone(c.names) }
+
+// EnabledPlugins returns the plugins that run given
+// --enable-admission-plugins and --disable-admission-plugins, in
+// kube-apiserver's order, refusing names miniapi does not know with
+// kube-apiserver's words, and a name in both.
+func EnabledPlugins(enable, disable []string) ([]string, error) {
+	known := PluginNames()
+	var errs []string
+	for _, n := range enable {
+		if !slices.Contains(known, n) {
+			errs = append(errs, fmt.Sprintf("enable-admission-plugins plugin %q is unknown", n))
+		}
+	}
+	for _, n := range disable {
+		if !slices.Contains(known, n) {
+			errs = append(errs, fmt.Sprintf("disable-admission-plugins plugin %q is unknown", n))
+		}
+	}
+	var both []string
+	for _, n := range enable {
+		if slices.Contains(disable, n) {
+			both = append(both, n)
+		}
+	}
+	if len(both) > 0 {
+		slices.Sort(both)
+		errs = append(errs, fmt.Sprintf("%v in enable-admission-plugins and disable-admission-plugins overlapped", both))
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	var out []string
+	for _, p := range plugins {
+		on := (p.defaultOn || slices.Contains(enable, p.name)) && !(slices.Contains(disable, p.name) && !slices.Contains(enable, p.name))
+		if on {
+			out = append(out, p.name)
+		}
+	}
+	return out, nil
+}
+
+// Mutate runs the mutating plugins on a write and hands their changes
+// to the Store.
+func (c *Chain) Mutate(ctx context.Context, r *registry.AdmissionRequest) error {
+	if c.mutate == nil || !c.mutate.Handles(kadmission.Operation(r.Operation)) {
+		return nil
+	}
+	a, o := c.attributes(ctx, r)
+	if err := c.mutate.Admit(ctx, a, o); err != nil {
+		return c.refusal(a, err)
+	}
+	return a.writeBack()
+}
+
+// Validate runs the validating plugins on a write.
+func (c *Chain) Validate(ctx context.Context, r *registry.AdmissionRequest) error {
+	if c.check == nil || !c.check.Handles(kadmission.Operation(r.Operation)) {
+		return nil
+	}
+	a, o := c.attributes(ctx, r)
+	if err := c.check.Validate(ctx, a, o); err != nil {
+		return c.refusal(a, err)
+	}
+	return a.conversionErr()
+}
+
+// refusal is a plugin's error as the Store answers it.
+func (c *Chain) refusal(a *attributes, err error) error {
+	if cerr := a.conversionErr(); cerr != nil {
+		return cerr
+	}
+	return api.FromKubeError(err)
+}
+
+// attributes describes r to kube's plugins.
+func (c *Chain) attributes(ctx context.Context, r *registry.AdmissionRequest) (*attributes, kadmission.ObjectInterfaces) {
+	t := r.Type
+	forms := c.formsOf(t)
+	resource := schema.GroupVersionResource{Group: t.Group, Version: t.Version, Resource: t.Plural}
+	kind := c.mapper.KindFor(resource, r.Subresource)
+	if kind.Empty() {
+		kind = schema.GroupVersionKind{Group: t.Group, Version: t.Version, Kind: t.Kind}
+	}
+	u, ok := genericapirequest.UserFrom(ctx)
+	if !ok {
+		// The server's own components write in process, as
+		// kube-apiserver's do through its loopback client.
+		u = &user.DefaultInfo{Name: user.APIServerUser, Groups: []string{user.SystemPrivilegedGroup}}
+	}
+	return newAttributes(r, forms, kind, resource, options(r), u), forms.interfaces()
+}
+
+// options are the request's options as kube's AdmissionReview carries
+// them.
+func options(r *registry.AdmissionRequest) runtime.Object {
+	var dryRun []string
+	if r.DryRun {
+		dryRun = []string{metav1.DryRunAll}
+	}
+	meta := func(kind string) metav1.TypeMeta {
+		return metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: kind}
+	}
+	switch r.Operation {
+	case registry.OpCreate:
+		return &metav1.CreateOptions{TypeMeta: meta("CreateOptions"), DryRun: dryRun, FieldManager: r.FieldManager, FieldValidation: r.FieldValidation}
+	case registry.OpUpdate:
+		return &metav1.UpdateOptions{TypeMeta: meta("UpdateOptions"), DryRun: dryRun, FieldManager: r.FieldManager, FieldValidation: r.FieldValidation}
+	case registry.OpDelete:
+		o := &metav1.DeleteOptions{TypeMeta: meta("DeleteOptions"), DryRun: dryRun, GracePeriodSeconds: r.GracePeriodSeconds}
+		if r.PropagationPolicy != "" {
+			p := metav1.DeletionPropagation(r.PropagationPolicy)
+			o.PropagationPolicy = &p
+		}
+		return o
+	}
+	return nil
+}
