@@ -212,12 +212,12 @@ func (c *Chain) refusal(a *attributes, err error) error {
 // attributes describes r to kube's plugins.
 func (c *Chain) attributes(ctx context.Context, r *registry.AdmissionRequest) (*attributes, kadmission.ObjectInterfaces) {
 	t := r.Type
-	forms := c.formsOf(t)
 	resource := schema.GroupVersionResource{Group: t.Group, Version: t.Version, Resource: t.Plural}
 	kind := c.mapper.KindFor(resource, r.Subresource)
 	if kind.Empty() {
 		kind = schema.GroupVersionKind{Group: t.Group, Version: t.Version, Kind: t.Kind}
 	}
+	forms := c.formsOf(t, kind)
 	u, ok := genericapirequest.UserFrom(ctx)
 	if !ok {
 		// The server's own components write in process, as

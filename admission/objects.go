@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kadmission "k8s.io/apiserver/pkg/admission"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
 )
 
 // Typed is implemented by the strategies of kinds whose objects kube's
@@ -35,12 +36,68 @@ type objectForms interface {
 	interfaces() kadmission.ObjectInterfaces
 }
 
-// formsOf returns the object forms of type t's objects.
-func (c *Chain) formsOf(t *registry.Type) objectForms {
+// formsOf returns the object forms of the objects of kind, written to
+// type t: t's own, or for a subresource of another kind (a /scale) that
+// kind's, as kube's scheme has it.
+func (c *Chain) formsOf(t *registry.Type, kind schema.GroupVersionKind) objectForms {
+	if kind.Group != t.Group || kind.Kind != t.Kind {
+		return schemeForms{gvk: kind, mapper: c.mapper}
+	}
 	if typed, ok := t.Strategy.(Typed); ok {
 		return typedForms{typed: typed, mapper: c.mapper}
 	}
 	return unstructuredForms{t: t, mapper: c.mapper}
+}
+
+// schemeForms are the forms of a subresource's objects of a kind of
+// their own (autoscaling/v1 Scale): kube's internal type of the kind.
+type schemeForms struct {
+	gvk    schema.GroupVersionKind
+	mapper *resourceMapper
+}
+
+func (f schemeForms) toKube(obj *api.Object) (runtime.Object, error) {
+	data, err := obj.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	v, err := legacyscheme.Scheme.New(f.gvk)
+	if err != nil {
+		return nil, fmt.Errorf("admission: %w", err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return nil, fmt.Errorf("admission: decode %s: %w", f.gvk, err)
+	}
+	internal := f.gvk.GroupKind().WithVersion(runtime.APIVersionInternal)
+	in, err := legacyscheme.Scheme.New(internal)
+	if err != nil {
+		return v, nil // no internal version: plugins get the versioned one
+	}
+	if err := legacyscheme.Scheme.Convert(v, in, nil); err != nil {
+		return nil, fmt.Errorf("admission: convert %s: %w", f.gvk, err)
+	}
+	return in, nil
+}
+
+func (f schemeForms) fromKube(obj runtime.Object) (*api.Object, error) {
+	v, err := legacyscheme.Scheme.New(f.gvk)
+	if err != nil {
+		return nil, fmt.Errorf("admission: %w", err)
+	}
+	if err := legacyscheme.Scheme.Convert(obj, v, nil); err != nil {
+		return nil, fmt.Errorf("admission: convert %s: %w", f.gvk, err)
+	}
+	v.GetObjectKind().SetGroupVersionKind(f.gvk)
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return objectOf(data)
+}
+
+func (f schemeForms) interfaces() kadmission.ObjectInterfaces {
+	s := legacyscheme.Scheme
+	return objectInterfaces{creater: s, typer: s, defaulter: s, convertor: s, mapper: f.mapper}
 }
 
 // typedForms are a built-in kind's: kube's internal Go types, converted

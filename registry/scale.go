@@ -221,6 +221,7 @@ func (s *Store) writeScale(ctx context.Context, ns, name string, opts UpdateOpti
 	specPath := s.t.Scale.SpecReplicasPath
 	opts.Subresource = ""      // the object's own update rules apply
 	opts.fieldsRecorded = true // managedFields come from the Scale's
+	opts.scaleAdmitted = true
 	gv := schema.GroupVersion{Group: s.t.Group, Version: s.t.Version}
 	out, err := s.update(ctx, ns, name, opts, func(obj *api.Object) (*api.Object, error) {
 		cur, found, err := s.scaleOf(obj)
@@ -251,6 +252,11 @@ func (s *Store) writeScale(ctx context.Context, ns, name string, opts UpdateOpti
 		}
 		if sc.Spec.Replicas == math.MinInt32 {
 			return nil, api.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", specPath))
+		}
+		// As kube-apiserver's scale handler: mutating admission sees
+		// the Scale the client sent, and may change its replicas.
+		if sc, err = s.admitScaleMutation(ctx, ns, name, sc, cur, opts); err != nil {
+			return nil, err
 		}
 		if sr, ok := s.t.Strategy.(ScaleRules); ok {
 			if err := sr.ValidateScale(sc); err != nil {
@@ -592,4 +598,63 @@ func convertJSON(in, out any) error {
 		return fmt.Errorf("registry: encode: %w", err)
 	}
 	return json.Unmarshal(data, out)
+}
+
+// admitScaleMutation runs mutating admission on a write of /scale, with
+// the Scale sent and the current one, and returns the Scale as admitted.
+func (s *Store) admitScaleMutation(ctx context.Context, ns, name string, sc, cur *Scale, opts UpdateOptions) (*Scale, error) {
+	if s.reg.Admission() == nil {
+		return sc, nil
+	}
+	obj, err := admissionScale(sc)
+	if err != nil {
+		return nil, err
+	}
+	old, err := admissionScale(cur)
+	if err != nil {
+		return nil, err
+	}
+	r := &AdmissionRequest{
+		Operation: OpUpdate, Subresource: SubresourceScale, Namespace: ns, Name: name,
+		Object: obj, OldObject: old, DryRun: opts.DryRun,
+		FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation,
+	}
+	if err := s.admitMutate(ctx, r); err != nil {
+		return nil, err
+	}
+	return objectScale(r.Object)
+}
+
+// scaleAdmission is the validating admission request of a write through
+// /scale: the Scales of the object as written and as it was.
+func (s *Store) scaleAdmission(obj, old *api.Object, opts UpdateOptions) (*AdmissionRequest, error) {
+	sc, _, err := s.scaleOf(obj)
+	if err != nil {
+		return nil, err
+	}
+	oldSc, _, err := s.scaleOf(old)
+	if err != nil {
+		return nil, err
+	}
+	o, err := admissionScale(sc)
+	if err != nil {
+		return nil, err
+	}
+	oo, err := admissionScale(oldSc)
+	if err != nil {
+		return nil, err
+	}
+	return &AdmissionRequest{
+		Operation: OpUpdate, Subresource: SubresourceScale, Namespace: obj.Metadata.Namespace, Name: obj.Metadata.Name,
+		Object: o, OldObject: oo, DryRun: opts.DryRun,
+		FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation,
+	}, nil
+}
+
+// admissionScale is a Scale as admission sees it: a whole object, with
+// its apiVersion and kind.
+func admissionScale(sc *Scale) (*api.Object, error) {
+	c := *sc
+	c.APIVersion, c.Kind = ScaleAPIVersion, ScaleKind
+	return scaleObject(&c)
 }

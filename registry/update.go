@@ -38,6 +38,9 @@ type UpdateOptions struct {
 	// fieldsRecorded marks an update whose transform computed the
 	// managedFields itself (an apply's merge, a Scale's entries).
 	fieldsRecorded bool
+	// scaleAdmitted marks a write through /scale: admission sees its
+	// Scale objects, not the object behind them (writeScale).
+	scaleAdmitted bool
 	// markDeleting sets deletionTimestamp: Delete's path for objects
 	// with finalizers.
 	markDeleting bool
@@ -153,7 +156,7 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 			Object: obj, OldObject: old, DryRun: opts.DryRun,
 			FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation,
 		}
-		if !opts.markDeleting {
+		if !opts.markDeleting && !opts.scaleAdmitted {
 			if err := s.admitMutate(ctx, admission); err != nil {
 				return nil, err
 			}
@@ -171,6 +174,11 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 			}
 		} else if errs := s.validateUpdate(obj, old, opts); len(errs) > 0 {
 			return nil, api.NewInvalid(s.t.GroupKind(), name, errs)
+		}
+		if opts.scaleAdmitted {
+			if admission, err = s.scaleAdmission(obj, old, opts); err != nil {
+				return nil, err
+			}
 		}
 		if !opts.markDeleting {
 			if err := s.admitValidate(ctx, admission); err != nil {
