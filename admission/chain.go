@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/registry"
@@ -16,7 +19,11 @@ import (
 	kadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/initializer"
 	admissionmetrics "k8s.io/apiserver/pkg/admission/metrics"
+	mutatingpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
+	validatingpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	webhookinit "k8s.io/apiserver/pkg/admission/plugin/webhook/initializer"
+	mutatingwebhook "k8s.io/apiserver/pkg/admission/plugin/webhook/mutating"
+	validatingwebhook "k8s.io/apiserver/pkg/admission/plugin/webhook/validating"
 	apiserverapi "k8s.io/apiserver/pkg/apis/apiserver"
 	apiserverapiv1 "k8s.io/apiserver/pkg/apis/apiserver/v1"
 	apiserverapiv1alpha1 "k8s.io/apiserver/pkg/apis/apiserver/v1alpha1"
@@ -29,6 +36,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	basecompatibility "k8s.io/component-base/compatibility"
 	"k8s.io/kubernetes/pkg/controlplane/apiserver/admission"
 	"k8s.io/kubernetes/pkg/kubeapiserver/admission/exclusion"
@@ -75,7 +83,26 @@ type Chain struct {
 	check   kadmission.ValidationInterface
 	mapper  *resourceMapper
 	names   []string
+	reg     *registry.Registry
+	// configs are the admission configurations the enabled plugins
+	// read through informers (webhook configurations, policies and
+	// their bindings).
+	configs []*configWatch
 }
+
+// configWatch is one resource of admission configuration: the informer
+// the plugins read it from, and the newest write of it through this
+// server the informer is known to hold.
+type configWatch struct {
+	resource string
+	informer cache.SharedIndexInformer
+	seen     atomic.Int64
+}
+
+// configWait bounds how long a request waits for the plugins' informers
+// to hold a configuration written a moment before; past it, the request
+// is admitted with what they hold, as kube-apiserver's would be.
+const configWait = 2 * time.Second
 
 var _ registry.Admission = (*Chain)(nil)
 
@@ -123,7 +150,25 @@ func New(cfg Config) (*Chain, error) {
 		return nil, fmt.Errorf("admission: %w", err)
 	}
 	h = kadmission.WithAudit(admissionmetrics.WithStepMetrics(h))
-	c := &Chain{handler: h, mapper: mapper, names: names}
+	c := &Chain{handler: h, mapper: mapper, names: names, reg: cfg.Registry}
+	v1 := cfg.Informers.Admissionregistration().V1()
+	watch := func(resource string, inf cache.SharedIndexInformer) {
+		c.configs = append(c.configs, &configWatch{resource: resource, informer: inf})
+	}
+	for _, n := range names {
+		switch n {
+		case validatingwebhook.PluginName:
+			watch("validatingwebhookconfigurations", v1.ValidatingWebhookConfigurations().Informer())
+		case mutatingwebhook.PluginName:
+			watch("mutatingwebhookconfigurations", v1.MutatingWebhookConfigurations().Informer())
+		case validatingpolicy.PluginName:
+			watch("validatingadmissionpolicies", v1.ValidatingAdmissionPolicies().Informer())
+			watch("validatingadmissionpolicybindings", v1.ValidatingAdmissionPolicyBindings().Informer())
+		case mutatingpolicy.PluginName:
+			watch("mutatingadmissionpolicies", v1.MutatingAdmissionPolicies().Informer())
+			watch("mutatingadmissionpolicybindings", v1.MutatingAdmissionPolicyBindings().Informer())
+		}
+	}
 	c.mutate, _ = h.(kadmission.MutationInterface)
 	c.check, _ = h.(kadmission.ValidationInterface)
 	return c, nil
@@ -182,6 +227,7 @@ func (c *Chain) Mutate(ctx context.Context, r *registry.AdmissionRequest) error 
 	if c.mutate == nil || !c.mutate.Handles(kadmission.Operation(r.Operation)) {
 		return nil
 	}
+	c.awaitConfig(ctx)
 	a, o := c.attributes(ctx, r)
 	if err := c.mutate.Admit(ctx, a, o); err != nil {
 		return c.refusal(a, err)
@@ -194,6 +240,7 @@ func (c *Chain) Validate(ctx context.Context, r *registry.AdmissionRequest) erro
 	if c.check == nil || !c.check.Handles(kadmission.Operation(r.Operation)) {
 		return nil
 	}
+	c.awaitConfig(ctx)
 	a, o := c.attributes(ctx, r)
 	if err := c.check.Validate(ctx, a, o); err != nil {
 		return c.refusal(a, err)
@@ -251,4 +298,38 @@ func options(r *registry.AdmissionRequest) runtime.Object {
 		return o
 	}
 	return nil
+}
+
+// awaitConfig waits until the plugins' informers hold every admission
+// configuration this server has written, so a webhook or policy takes
+// effect for the first request after the write that made it, not some
+// milliseconds later as kube-apiserver's. A request that finds them up
+// to date, the usual case, pays an atomic load per resource.
+func (c *Chain) awaitConfig(ctx context.Context) {
+	var snap *registry.Snapshot
+	for _, w := range c.configs {
+		if snap == nil {
+			snap = c.reg.Snapshot()
+		}
+		res, ok := snap.Lookup("admissionregistration.k8s.io", "v1", w.resource)
+		if !ok {
+			continue
+		}
+		want := res.Store.LastWrite()
+		if want <= w.seen.Load() {
+			continue
+		}
+		deadline := time.Now().Add(configWait)
+		for {
+			got, _ := strconv.ParseInt(w.informer.LastSyncResourceVersion(), 10, 64)
+			if got >= want {
+				w.seen.Store(want)
+				break
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 }

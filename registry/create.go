@@ -210,6 +210,9 @@ func (s *Store) put(ctx context.Context, ns string, obj *api.Object, generated b
 		}
 		return nil, false, api.NewTimeout(fmt.Sprintf("could not generate a unique name for %s with generateName %q", s.t.GroupResource(), obj.Metadata.GenerateName), 1)
 	}
+	if err == nil && !opts.DryRun {
+		s.noteWrite(out)
+	}
 	return out, false, s.statusErr(err, obj.Metadata.Name)
 }
 

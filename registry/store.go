@@ -3,6 +3,7 @@ package registry
 import (
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/storage"
@@ -25,6 +26,27 @@ type Store struct {
 	managed fieldManagerCache
 	// scaleManaged does the same for /scale.
 	scaleManaged fieldManagerCache
+	// written is the revision of the last write through this Store.
+	written atomic.Int64
+}
+
+// LastWrite returns the revision of the last object this Store wrote
+// (created, updated or deleted) in this process, 0 before any: what a
+// reader of this type's watch must have seen to be up to date with the
+// writes it answered (admission waits so for its configuration).
+func (s *Store) LastWrite() int64 { return s.written.Load() }
+
+// noteWrite records a write's revision.
+func (s *Store) noteWrite(o *storage.Object) {
+	if o == nil {
+		return
+	}
+	for {
+		cur := s.written.Load()
+		if o.Revision <= cur || s.written.CompareAndSwap(cur, o.Revision) {
+			return
+		}
+	}
 }
 
 func newStore(t *Type, keys storage.ResourceKeys, s storage.Interface, reg *Registry) *Store {

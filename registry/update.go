@@ -235,6 +235,7 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 			}
 			finish(true)
 			finish = func(bool) {}
+			s.noteWrite(out)
 			return out, nil
 		}
 		// The update removes the last finalizer of an object being
@@ -257,6 +258,9 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 
 // afterDelete lets the kind release what a deleted object held.
 func (s *Store) afterDelete(deleted *storage.Object, dryRun bool) {
+	if !dryRun {
+		s.noteWrite(deleted)
+	}
 	h, ok := s.t.Strategy.(WriteHooks)
 	if !ok || deleted == nil {
 		return
