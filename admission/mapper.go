@@ -120,6 +120,10 @@ func (r *resourceMapper) subresourceKind(m *mapping, resource schema.GroupVersio
 		if s.Kind == "" {
 			return m.kinds[resource]
 		}
+		if s.Group == "" && s.Version == "" {
+			// A kind of the parent's group-version (a pod's Binding).
+			return resource.GroupVersion().WithKind(s.Kind)
+		}
 		return schema.GroupVersionKind{Group: s.Group, Version: s.Version, Kind: s.Kind}
 	}
 	return schema.GroupVersionKind{}

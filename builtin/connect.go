@@ -63,7 +63,7 @@ func (k podKind) Connect(ctx context.Context, store *registry.Store, req registr
 		return nil, err
 	}
 	if req.Subresource == "proxy" {
-		return connect(kctx, &podrest.ProxyREST{Store: pods, ProxyTransport: unreachable}, req)
+		return connect(kctx, store, &podrest.ProxyREST{Store: pods, ProxyTransport: unreachable}, req)
 	}
 	kubelets, err := kubeletsOf(reg)
 	if err != nil {
@@ -73,11 +73,11 @@ func (k podKind) Connect(ctx context.Context, store *registry.Store, req registr
 	case "log":
 		return podLog(kctx, &podrest.LogREST{KubeletConn: kubelets, Store: pods}, req)
 	case "exec":
-		return connect(kctx, &podrest.ExecREST{Store: pods, KubeletConn: kubelets, Authorizer: allowAll{}}, req)
+		return connect(kctx, store, &podrest.ExecREST{Store: pods, KubeletConn: kubelets, Authorizer: allowAll{}}, req)
 	case "attach":
-		return connect(kctx, &podrest.AttachREST{Store: pods, KubeletConn: kubelets, Authorizer: allowAll{}}, req)
+		return connect(kctx, store, &podrest.AttachREST{Store: pods, KubeletConn: kubelets, Authorizer: allowAll{}}, req)
 	case "portforward":
-		return connect(kctx, &podrest.PortForwardREST{Store: pods, KubeletConn: kubelets, Authorizer: allowAll{}}, req)
+		return connect(kctx, store, &podrest.PortForwardREST{Store: pods, KubeletConn: kubelets, Authorizer: allowAll{}}, req)
 	}
 	return nil, api.NewGenericNotFound()
 }
@@ -97,7 +97,7 @@ func (k nodeKind) Connect(ctx context.Context, store *registry.Store, req regist
 	}
 	// kube's node proxy finds the node through its kubelet connection
 	// alone; the store it is given goes unused.
-	return connect(kctx, &noderest.ProxyREST{Connection: kubelets, ProxyTransport: unreachable}, req)
+	return connect(kctx, store, &noderest.ProxyREST{Connection: kubelets, ProxyTransport: unreachable}, req)
 }
 
 // serviceProxy is the Service kind with its proxy subresource; svcs, when
@@ -125,13 +125,13 @@ func (k serviceProxy) Connect(ctx context.Context, store *registry.Store, req re
 	if err != nil {
 		return nil, err
 	}
-	return connect(kctx, proxy, req)
+	return connect(kctx, store, proxy, req)
 }
 
 // connect serves req through one of kube's connecters as kube-apiserver's
 // connect handler does: no dry run, the options decoded from the query
 // (with a proxy's path), then the connecter's handler.
-func connect(ctx context.Context, c rest.Connecter, req registry.ConnectRequest) (http.Handler, error) {
+func connect(ctx context.Context, store *registry.Store, c rest.Connecter, req registry.ConnectRequest) (http.Handler, error) {
 	if len(req.Query["dryRun"]) != 0 {
 		return nil, api.NewBadRequest("dryRun is not supported")
 	}
@@ -143,6 +143,9 @@ func connect(ctx context.Context, c rest.Connecter, req registry.ConnectRequest)
 	}
 	if err := legacyscheme.ParameterCodec.DecodeParameters(query, corev1.SchemeGroupVersion, opts); err != nil {
 		return nil, api.NewBadRequest(err.Error())
+	}
+	if err := admitConnect(ctx, store, req, opts); err != nil {
+		return nil, err
 	}
 	h, err := c.Connect(ctx, req.Name, opts, responder{req.Fail})
 	if err != nil {
@@ -375,4 +378,24 @@ func kubeStore(reg *registry.Registry, plural string) (*genericregistry.Store, e
 		return nil, err
 	}
 	return s, nil
+}
+
+// admitConnect admits a connection as kube-apiserver's connect handler
+// does: a CONNECT of the subresource whose object is the request's
+// options (a PodExecOptions), which admission may not change.
+func admitConnect(ctx context.Context, store *registry.Store, req registry.ConnectRequest, opts runtime.Object) error {
+	if store.Registry().Admission() == nil {
+		return nil
+	}
+	v, err := legacyscheme.Scheme.ConvertToVersion(opts, corev1.SchemeGroupVersion)
+	if err != nil {
+		return fmt.Errorf("builtin: convert %T: %w", opts, err)
+	}
+	obj, err := objectOf(v)
+	if err != nil {
+		return err
+	}
+	return store.Admit(ctx, &registry.AdmissionRequest{
+		Operation: registry.OpConnect, Subresource: req.Subresource, Namespace: req.Namespace, Name: req.Name, Object: obj,
+	})
 }

@@ -95,3 +95,15 @@ func (s *Store) admitValidate(ctx context.Context, r *AdmissionRequest) error {
 	r.Type = s.t
 	return a.Validate(ctx, r)
 }
+
+// Admit runs mutating then validating admission on a request the Store
+// does not write itself: a connection to a streaming subresource (a
+// pod's exec, with its options as r.Object) or a subresource whose
+// object acts on its parent (an eviction). r.Object may be changed.
+func (s *Store) Admit(ctx context.Context, r *AdmissionRequest) error {
+	r.Namespace = s.namespaceOf(r.Namespace)
+	if err := s.admitMutate(ctx, r); err != nil {
+		return err
+	}
+	return s.admitValidate(ctx, r)
+}

@@ -16,6 +16,25 @@ func (s *Store) CreateSubresource(ctx context.Context, subresource, ns, name str
 	if !ok {
 		return nil, api.NewMethodNotAllowed()
 	}
+	if s.reg.Admission() != nil {
+		// As kube-apiserver: the object sent (an Eviction, a Binding) is
+		// admitted as a CREATE of the subresource, before it acts.
+		obj, err := decode(body)
+		if err != nil {
+			// Not an object: the kind's strategy refuses it in its words.
+			return c.CreateSubresource(ctx, s, subresource, ns, name, body, opts)
+		}
+		r := &AdmissionRequest{
+			Operation: OpCreate, Subresource: subresource, Namespace: ns, Name: name, Object: obj,
+			DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation,
+		}
+		if err := s.Admit(ctx, r); err != nil {
+			return nil, err
+		}
+		if body, err = encode(r.Object); err != nil {
+			return nil, err
+		}
+	}
 	return c.CreateSubresource(ctx, s, subresource, ns, name, body, opts)
 }
 
