@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/controllers"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/server"
 	"k8s.io/client-go/rest"
@@ -55,6 +56,42 @@ type options struct {
 	namespaces    []string
 	resourcesFile string
 	logger        *slog.Logger
+	controllers   []string
+	// enable and disable change the admission plugins from
+	// DefaultDisabledAdmissionPlugins.
+	enable, disable []string
+	admissionSet    bool
+}
+
+// DefaultControllers are the controllers an environment runs unless
+// WithControllers says otherwise: namespace lifecycle and garbage
+// collection, as a cluster has them and envtest's tests expect. Tests
+// that write workload status by hand keep working.
+var DefaultControllers = []string{controllers.NamespaceControllerName, controllers.GarbageCollectorName}
+
+// DefaultDisabledAdmissionPlugins are the admission plugins of the
+// server's default chain an environment turns off unless
+// WithAdmissionPlugins says otherwise: ServiceAccount, as envtest turns
+// it off, since no controller makes the ServiceAccount it would give
+// every pod.
+var DefaultDisabledAdmissionPlugins = []string{"ServiceAccount"}
+
+// WithControllers runs the controllers list names, in
+// kube-controller-manager's --controllers syntax ("*" for all, "-name"
+// to turn one off; see controllers.Names), instead of
+// DefaultControllers.
+func WithControllers(list ...string) Option {
+	return func(o *options) { o.controllers = append([]string{}, list...) }
+}
+
+// WithAdmissionPlugins enables and disables admission plugins, as
+// kube-apiserver's --enable-admission-plugins and
+// --disable-admission-plugins, from the server's default chain, instead
+// of turning off DefaultDisabledAdmissionPlugins.
+func WithAdmissionPlugins(enable, disable []string) Option {
+	return func(o *options) {
+		o.enable, o.disable, o.admissionSet = enable, disable, true
+	}
 }
 
 // WithCRDs installs the CustomResourceDefinitions in the YAML or JSON
@@ -121,6 +158,10 @@ func Start(t testing.TB, opts ...Option) *Env {
 		UnsafeNoFsync: true,
 		ResourcesFile: o.resourcesFile,
 		Logger:        o.logger,
+
+		Controllers:             o.controllerList(),
+		EnableAdmissionPlugins:  o.enable,
+		DisableAdmissionPlugins: o.disablePlugins(),
 	})
 	if err != nil {
 		t.Fatalf("miniapitest: start miniapi: %v", err)
@@ -172,6 +213,22 @@ func (e *Env) createNamespaces(ctx context.Context, names []string) error {
 		}
 	}
 	return nil
+}
+
+// controllerList is the --controllers list the environment runs.
+func (o *options) controllerList() []string {
+	if o.controllers != nil {
+		return o.controllers
+	}
+	return DefaultControllers
+}
+
+// disablePlugins is the --disable-admission-plugins list.
+func (o *options) disablePlugins() []string {
+	if o.admissionSet {
+		return o.disable
+	}
+	return DefaultDisabledAdmissionPlugins
 }
 
 // crds reads and decodes every CRD the options name, paths first.
