@@ -8,14 +8,21 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/informers/admissionregistration"
+	admissionregistrationv1 "k8s.io/client-go/informers/admissionregistration/v1"
 	"k8s.io/client-go/informers/core"
 	"k8s.io/client-go/informers/discovery"
+	discoveryv1 "k8s.io/client-go/informers/discovery/v1"
 	"k8s.io/client-go/informers/internalinterfaces"
 	"k8s.io/client-go/informers/networking"
+	networkingv1 "k8s.io/client-go/informers/networking/v1"
 	"k8s.io/client-go/informers/node"
+	nodev1 "k8s.io/client-go/informers/node/v1"
 	"k8s.io/client-go/informers/resource"
+	resourcev1 "k8s.io/client-go/informers/resource/v1"
 	"k8s.io/client-go/informers/scheduling"
+	schedulingv1 "k8s.io/client-go/informers/scheduling/v1"
 	"k8s.io/client-go/informers/storage"
+	storagev1 "k8s.io/client-go/informers/storage/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 )
@@ -125,30 +132,74 @@ func (f *informerFactory) WaitForCacheSyncWithContext(ctx context.Context) cache
 	return cache.SyncResult{Synced: synced, Err: ctx.Err()}
 }
 
-// The groups served.
+// The groups served: each only in the versions the server's components
+// watch (the group's other versions are nil, so that their informers,
+// listers and clients are not linked in).
 
-// Admissionregistration returns the admissionregistration.k8s.io informers.
+// Admissionregistration returns the admissionregistration.k8s.io/v1 informers.
 func (f *informerFactory) Admissionregistration() admissionregistration.Interface {
-	return admissionregistration.New(f, "", nil)
+	return admissionGroup{f: f}
 }
 
 // Core returns the core group's informers.
 func (f *informerFactory) Core() core.Interface { return core.New(f, "", nil) }
 
-// Discovery returns the discovery.k8s.io informers.
-func (f *informerFactory) Discovery() discovery.Interface { return discovery.New(f, "", nil) }
+// Discovery returns the discovery.k8s.io/v1 informers.
+func (f *informerFactory) Discovery() discovery.Interface { return discoveryGroup{f: f} }
 
-// Networking returns the networking.k8s.io informers.
-func (f *informerFactory) Networking() networking.Interface { return networking.New(f, "", nil) }
+// Networking returns the networking.k8s.io/v1 informers.
+func (f *informerFactory) Networking() networking.Interface { return networkingGroup{f: f} }
 
-// Node returns the node.k8s.io informers.
-func (f *informerFactory) Node() node.Interface { return node.New(f, "", nil) }
+// Node returns the node.k8s.io/v1 informers.
+func (f *informerFactory) Node() node.Interface { return nodeGroup{f: f} }
 
-// Resource returns the resource.k8s.io informers.
-func (f *informerFactory) Resource() resource.Interface { return resource.New(f, "", nil) }
+// Resource returns the resource.k8s.io/v1 informers.
+func (f *informerFactory) Resource() resource.Interface { return resourceGroup{f: f} }
 
-// Scheduling returns the scheduling.k8s.io informers.
-func (f *informerFactory) Scheduling() scheduling.Interface { return scheduling.New(f, "", nil) }
+// Scheduling returns the scheduling.k8s.io/v1 informers.
+func (f *informerFactory) Scheduling() scheduling.Interface { return schedulingGroup{f: f} }
 
-// Storage returns the storage.k8s.io informers.
-func (f *informerFactory) Storage() storage.Interface { return storage.New(f, "", nil) }
+// Storage returns the storage.k8s.io/v1 informers.
+func (f *informerFactory) Storage() storage.Interface { return storageGroup{f: f} }
+
+// One version of a group; the embedded interfaces are nil.
+type (
+	admissionGroup struct {
+		admissionregistration.Interface
+		f *informerFactory
+	}
+	discoveryGroup struct {
+		discovery.Interface
+		f *informerFactory
+	}
+	networkingGroup struct {
+		networking.Interface
+		f *informerFactory
+	}
+	nodeGroup struct {
+		node.Interface
+		f *informerFactory
+	}
+	resourceGroup struct {
+		resource.Interface
+		f *informerFactory
+	}
+	schedulingGroup struct {
+		scheduling.Interface
+		f *informerFactory
+	}
+	storageGroup struct {
+		storage.Interface
+		f *informerFactory
+	}
+)
+
+func (g admissionGroup) V1() admissionregistrationv1.Interface {
+	return admissionregistrationv1.New(g.f, "", nil)
+}
+func (g discoveryGroup) V1() discoveryv1.Interface   { return discoveryv1.New(g.f, "", nil) }
+func (g networkingGroup) V1() networkingv1.Interface { return networkingv1.New(g.f, "", nil) }
+func (g nodeGroup) V1() nodev1.Interface             { return nodev1.New(g.f, "", nil) }
+func (g resourceGroup) V1() resourcev1.Interface     { return resourcev1.New(g.f, "", nil) }
+func (g schedulingGroup) V1() schedulingv1.Interface { return schedulingv1.New(g.f, "", nil) }
+func (g storageGroup) V1() storagev1.Interface       { return storagev1.New(g.f, "", nil) }
