@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"go/build"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/miniapi/miniapi/admission"
+	"github.com/spf13/pflag"
 )
 
 // TestImports keeps the command to flags and the constructor test/e2e
@@ -65,5 +69,28 @@ func TestNegativeRequestTimeout(t *testing.T) {
 	cmd.SetErr(&stderr)
 	if err := execute(cmd); err == nil || stderr.String() != "miniapi: --request-timeout can not be negative value\n" {
 		t.Errorf("err %v, stderr %q", err, stderr.String())
+	}
+}
+
+// TestOptionsDocumented holds docs/options.md to the command: every flag
+// has a row, and the admission plugins it lists are the ones served.
+func TestOptionsDocumented(t *testing.T) {
+	data, err := os.ReadFile("../../docs/options.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	newCommand().Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden || f.Name == "help" || f.Name == "version" {
+			return
+		}
+		if !strings.Contains(doc, "| `--"+f.Name+"` |") {
+			t.Errorf("docs/options.md has no row for --%s", f.Name)
+		}
+	})
+	for _, p := range admission.PluginNames() {
+		if !strings.Contains(doc, "`"+p+"`") {
+			t.Errorf("docs/options.md does not name the admission plugin %s", p)
+		}
 	}
 }
