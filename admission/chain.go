@@ -145,30 +145,45 @@ func New(cfg Config) (*Chain, error) {
 		webhookinit.NewPluginInitializer(authWrapper, cfg.ServiceResolver),
 		admission.NewPluginInitializer(quota, exclusion.Excluded()),
 	}
-	h, err := all.NewFromPlugins(names, provider, initializers, kadmission.DecoratorFunc(admissionmetrics.WithControllerMetrics))
-	if err != nil {
-		return nil, fmt.Errorf("admission: %w", err)
-	}
-	h = kadmission.WithAudit(admissionmetrics.WithStepMetrics(h))
-	c := &Chain{handler: h, mapper: mapper, names: names, reg: cfg.Registry}
+	c := &Chain{mapper: mapper, names: names, reg: cfg.Registry}
+	// The plugins configured by objects, and the informers they read
+	// them from.
 	v1 := cfg.Informers.Admissionregistration().V1()
-	watch := func(resource string, inf cache.SharedIndexInformer) {
-		c.configs = append(c.configs, &configWatch{resource: resource, informer: inf})
+	configured := map[string]*configWatch{}
+	watch := func(plugin, resource string, inf cache.SharedIndexInformer) {
+		w := &configWatch{resource: resource, informer: inf}
+		c.configs = append(c.configs, w)
+		if configured[plugin] == nil {
+			configured[plugin] = w
+		}
 	}
 	for _, n := range names {
 		switch n {
 		case validatingwebhook.PluginName:
-			watch("validatingwebhookconfigurations", v1.ValidatingWebhookConfigurations().Informer())
+			watch(n, "validatingwebhookconfigurations", v1.ValidatingWebhookConfigurations().Informer())
 		case mutatingwebhook.PluginName:
-			watch("mutatingwebhookconfigurations", v1.MutatingWebhookConfigurations().Informer())
+			watch(n, "mutatingwebhookconfigurations", v1.MutatingWebhookConfigurations().Informer())
 		case validatingpolicy.PluginName:
-			watch("validatingadmissionpolicies", v1.ValidatingAdmissionPolicies().Informer())
-			watch("validatingadmissionpolicybindings", v1.ValidatingAdmissionPolicyBindings().Informer())
+			watch(n, "validatingadmissionpolicies", v1.ValidatingAdmissionPolicies().Informer())
+			watch(n, "validatingadmissionpolicybindings", v1.ValidatingAdmissionPolicyBindings().Informer())
 		case mutatingpolicy.PluginName:
-			watch("mutatingadmissionpolicies", v1.MutatingAdmissionPolicies().Informer())
-			watch("mutatingadmissionpolicybindings", v1.MutatingAdmissionPolicyBindings().Informer())
+			watch(n, "mutatingadmissionpolicies", v1.MutatingAdmissionPolicies().Informer())
+			watch(n, "mutatingadmissionpolicybindings", v1.MutatingAdmissionPolicyBindings().Informer())
 		}
 	}
+	decorate := kadmission.DecoratorFunc(func(h kadmission.Interface, name string) kadmission.Interface {
+		h = admissionmetrics.WithControllerMetrics(h, name)
+		if w := configured[name]; w != nil {
+			return idleUnconfigured{Interface: h, config: w.informer}
+		}
+		return h
+	})
+	h, err := all.NewFromPlugins(names, provider, initializers, decorate)
+	if err != nil {
+		return nil, fmt.Errorf("admission: %w", err)
+	}
+	h = kadmission.WithAudit(admissionmetrics.WithStepMetrics(h))
+	c.handler = h
 	c.mutate, _ = h.(kadmission.MutationInterface)
 	c.check, _ = h.(kadmission.ValidationInterface)
 	return c, nil
@@ -332,4 +347,35 @@ func (c *Chain) awaitConfig(ctx context.Context) {
 			time.Sleep(time.Millisecond)
 		}
 	}
+}
+
+// idleUnconfigured runs a plugin configured by objects (webhook
+// configurations, policies) only while there is at least one of them.
+// With none, kube's plugins do nothing to a request, but the mutating
+// webhook plugin still converts and deep-copies every object for its
+// reinvocation bookkeeping: skipping it keeps writes as cheap as without
+// webhooks. The informer is the one the plugin reads, after awaitConfig.
+type idleUnconfigured struct {
+	kadmission.Interface
+	config cache.SharedIndexInformer
+}
+
+func (p idleUnconfigured) configured() bool { return len(p.config.GetIndexer().ListKeys()) > 0 }
+
+// Admit runs the plugin's mutation if it is configured.
+func (p idleUnconfigured) Admit(ctx context.Context, a kadmission.Attributes, o kadmission.ObjectInterfaces) error {
+	m, ok := p.Interface.(kadmission.MutationInterface)
+	if !ok || !p.configured() {
+		return nil
+	}
+	return m.Admit(ctx, a, o)
+}
+
+// Validate runs the plugin's validation if it is configured.
+func (p idleUnconfigured) Validate(ctx context.Context, a kadmission.Attributes, o kadmission.ObjectInterfaces) error {
+	v, ok := p.Interface.(kadmission.ValidationInterface)
+	if !ok || !p.configured() {
+		return nil
+	}
+	return v.Validate(ctx, a, o)
 }

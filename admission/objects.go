@@ -68,6 +68,9 @@ func (f schemeForms) toKube(obj *api.Object) (runtime.Object, error) {
 	if err := json.Unmarshal(data, v); err != nil {
 		return nil, fmt.Errorf("admission: decode %s: %w", f.gvk, err)
 	}
+	// As kube-apiserver's decoder: a body is defaulted before admission
+	// sees it (a TokenRequest's expirationSeconds).
+	legacyscheme.Scheme.Default(v)
 	internal := f.gvk.GroupKind().WithVersion(runtime.APIVersionInternal)
 	in, err := legacyscheme.Scheme.New(internal)
 	if err != nil {
