@@ -15,9 +15,20 @@
 // the kind's own conversion (Config.ToStored, Config.ToServed) where more
 // than apiVersion differs.
 //
+// A CRD whose conversion strategy is Webhook converts through its webhook
+// (Config.ToStored, Config.ToServed, and Config.ToServedList so that a
+// list, or an event with its previous state, is one ConversionReview).
+//
 // Because the decorator sits below the cacher, each version's cacher
-// holds bytes already in its served version: a watch event is still
-// encoded once and every watcher writes the same bytes.
+// holds bytes already in its served version: a watch event is converted
+// and encoded once per version, and every watcher writes the same bytes.
+//
+// A conversion that fails is answered as kube-apiserver answers it: on a
+// write, a 500 carrying the converter's words; on a read, the stored
+// object is reported corrupt ("object not decodable") with 500
+// InternalError for one object and 500 StorageReadError for a list; a
+// watch ends with an ErrorEvent, and the cacher above retries the event
+// until the converter is back, as kube's watch does.
 //
 //	st := versioned.New(etcd3.New(cfg), versioned.Config{Served: "example.com/v2", Stored: "example.com/v1"})
 //	c, err := cacher.New(st, cacherCfg)
@@ -27,10 +38,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/storage"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	kubestorage "k8s.io/apiserver/pkg/storage"
 )
 
 // Config says which apiVersions a Store translates between.
@@ -50,8 +65,15 @@ type Config struct {
 	// the versions instead of rewriting apiVersion: the built-in kinds
 	// whose versions differ in shape (autoscaling/v1 and v2
 	// HorizontalPodAutoscalers), converted by Kubernetes' own
-	// conversions. They must be safe for concurrent use.
+	// conversions, and CRDs converted by a webhook. They must be safe
+	// for concurrent use.
 	ToStored, ToServed func(data []byte) ([]byte, error)
+	// ToServedList, when set with ToServed, converts several encoded
+	// objects at once, returning them in order: a webhook converts a
+	// list page, or an event's object and previous state, in one call.
+	ToServedList func(data [][]byte) ([][]byte, error)
+	// Resource names the resource in the errors of failed conversions.
+	Resource api.GroupResource
 }
 
 // Store is a storage.Interface that rewrites apiVersion between the
@@ -94,7 +116,7 @@ func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	return s.out(obj)
+	return s.outOne(obj)
 }
 
 // List returns the objects under prefix in the served version. Predicates
@@ -116,11 +138,8 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 		return nil, err
 	}
 	out := *l
-	out.Items = make([]*storage.Object, len(l.Items))
-	for i, it := range l.Items {
-		if out.Items[i], err = s.out(it); err != nil {
-			return nil, err
-		}
+	if out.Items, err = s.outAll(l.Items); err != nil {
+		return nil, s.listError(l.Items, err)
 	}
 	return &out, nil
 }
@@ -135,7 +154,7 @@ func (s *Store) Create(ctx context.Context, key string, data []byte) (*storage.O
 	if err != nil {
 		return nil, err
 	}
-	return s.out(obj)
+	return s.outOne(obj)
 }
 
 // GuaranteedUpdate shows tryUpdate the current object in the served
@@ -147,7 +166,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, opts storage.U
 		var served *storage.Object
 		if cur != nil {
 			var err error
-			if served, err = s.out(cur); err != nil {
+			if served, err = s.outOne(cur); err != nil {
 				return nil, err
 			}
 		}
@@ -163,14 +182,14 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, opts storage.U
 	if err != nil {
 		return nil, err
 	}
-	return s.out(obj)
+	return s.outOne(obj)
 }
 
 // Delete removes the object at key and returns its last state as served.
 func (s *Store) Delete(ctx context.Context, key string, opts storage.DeleteOptions) (*storage.Object, error) {
 	if v := opts.Validate; v != nil {
 		opts.Validate = func(cur *storage.Object) error {
-			served, err := s.out(cur)
+			served, err := s.outOne(cur)
 			if err != nil {
 				return err
 			}
@@ -181,7 +200,7 @@ func (s *Store) Delete(ctx context.Context, key string, opts storage.DeleteOptio
 	if err != nil {
 		return nil, err
 	}
-	return s.out(obj)
+	return s.outOne(obj)
 }
 
 // Watch streams the changes under prefix in the served version.
@@ -230,11 +249,7 @@ func (w *watcher) run(ctx context.Context, s *Store) {
 			return
 		}
 		if ev.Type != storage.Bookmark && ev.Type != storage.ErrorEvent {
-			var err error
-			if ev.Object, err = s.out(ev.Object); err == nil && ev.PrevObject != nil {
-				ev.PrevObject, err = s.out(ev.PrevObject)
-			}
-			if err != nil {
+			if err := s.outEvent(&ev); err != nil {
 				ev = storage.Event{Type: storage.ErrorEvent, Err: err}
 			}
 		}
@@ -249,36 +264,161 @@ func (w *watcher) run(ctx context.Context, s *Store) {
 	}
 }
 
-// in returns data in the stored version.
+// in returns data in the stored version. A conversion that fails is a
+// 500 with the converter's words and no reason, as kube-apiserver
+// answers a write it cannot convert.
 func (s *Store) in(data []byte) ([]byte, error) {
-	if s.cfg.ToStored != nil {
-		return s.cfg.ToStored(data)
+	if s.cfg.ToStored == nil {
+		return setAPIVersion(data, s.cfg.Stored)
 	}
-	return setAPIVersion(data, s.cfg.Stored)
+	out, err := s.cfg.ToStored(data)
+	if err != nil {
+		return nil, &api.StatusError{ErrStatus: api.Status{Status: api.StatusFailure, Code: http.StatusInternalServerError, Message: err.Error()}}
+	}
+	return out, nil
 }
 
-// out returns obj with its apiVersion set to the served version.
+// outOne returns obj in the served version; one that does not convert is
+// reported as kube-apiserver reports it, a corrupt object (500
+// InternalError).
+func (s *Store) outOne(obj *storage.Object) (*storage.Object, error) {
+	out, err := s.out(obj)
+	if err != nil {
+		return nil, api.FromKubeError(apierrors.NewInternalError(corrupt(obj, err)))
+	}
+	return out, nil
+}
+
+// outEvent converts an event's object and previous state, together when
+// the converter takes several at once.
+func (s *Store) outEvent(ev *storage.Event) error {
+	if ev.PrevObject == nil || s.cfg.ToServedList == nil {
+		var err error
+		if ev.Object, err = s.outOne(ev.Object); err == nil && ev.PrevObject != nil {
+			ev.PrevObject, err = s.outOne(ev.PrevObject)
+		}
+		return err
+	}
+	both, err := s.outAll([]*storage.Object{ev.Object, ev.PrevObject})
+	if err != nil {
+		return api.FromKubeError(apierrors.NewInternalError(corrupt(ev.Object, err)))
+	}
+	ev.Object, ev.PrevObject = both[0], both[1]
+	return nil
+}
+
+// out returns obj in the served version, defaulted.
 func (s *Store) out(obj *storage.Object) (*storage.Object, error) {
 	if obj == nil || len(obj.Data) == 0 {
 		return obj, nil
 	}
+	var data []byte
+	var err error
 	if s.cfg.ToServed != nil {
-		data, err := s.cfg.ToServed(obj.Data)
-		if err != nil {
-			return nil, err
-		}
-		return &storage.Object{Key: obj.Key, Revision: obj.Revision, Data: data}, nil
+		data, err = s.cfg.ToServed(obj.Data)
+	} else {
+		data, err = setAPIVersion(obj.Data, s.cfg.Served)
 	}
-	data, err := setAPIVersion(obj.Data, s.cfg.Served)
 	if err != nil {
 		return nil, err
 	}
+	return s.defaulted(obj, data)
+}
+
+// outAll converts objs, in one call when the converter takes several.
+func (s *Store) outAll(objs []*storage.Object) ([]*storage.Object, error) {
+	out := make([]*storage.Object, len(objs))
+	if s.cfg.ToServed == nil || s.cfg.ToServedList == nil {
+		for i, o := range objs {
+			var err error
+			if out[i], err = s.out(o); err != nil {
+				return nil, &itemError{obj: o, err: err}
+			}
+		}
+		return out, nil
+	}
+	var in [][]byte
+	for _, o := range objs {
+		if o != nil && len(o.Data) > 0 {
+			in = append(in, o.Data)
+		}
+	}
+	if len(in) == 0 {
+		return objs, nil
+	}
+	conv, err := s.cfg.ToServedList(in)
+	if err != nil {
+		return nil, err
+	}
+	if len(conv) != len(in) {
+		return nil, fmt.Errorf("versioned: converted %d objects, want %d", len(conv), len(in))
+	}
+	for i, o := range objs {
+		if o == nil || len(o.Data) == 0 {
+			out[i] = o
+			continue
+		}
+		if out[i], err = s.defaulted(o, conv[0]); err != nil {
+			return nil, err
+		}
+		conv = conv[1:]
+	}
+	return out, nil
+}
+
+// defaulted returns obj with data, its served form, defaulted.
+func (s *Store) defaulted(obj *storage.Object, data []byte) (*storage.Object, error) {
 	if s.cfg.Default != nil {
+		var err error
 		if data, err = applyDefaults(data, s.cfg.Default); err != nil {
 			return nil, err
 		}
 	}
 	return &storage.Object{Key: obj.Key, Revision: obj.Revision, Data: data}, nil
+}
+
+// corrupt is kube-apiserver's storage error for a stored object it cannot
+// decode into the version asked for.
+func corrupt(obj *storage.Object, err error) error {
+	return kubestorage.NewCorruptObjError(obj.Key, fmt.Errorf("object not decodable revision=%d: %w", obj.Revision, err))
+}
+
+// itemError is the failure to convert one object of several.
+type itemError struct {
+	obj *storage.Object
+	err error
+}
+
+func (e *itemError) Error() string { return e.err.Error() }
+func (e *itemError) Unwrap() error { return e.err }
+
+// listError answers a list page that did not convert as kube-apiserver
+// answers a list with undecodable objects: 500 StorageReadError with a
+// cause per object. A converter that took the page at once failed for
+// every object it was given.
+func (s *Store) listError(items []*storage.Object, err error) error {
+	failed := items
+	var ie *itemError
+	if errors.As(err, &ie) {
+		failed, err = []*storage.Object{ie.obj}, ie.err
+	}
+	var causes []api.StatusCause
+	for _, it := range failed {
+		if it != nil && len(it.Data) > 0 {
+			causes = append(causes, api.StatusCause{Type: "UnexpectedServerResponse", Message: corrupt(it, err).Error(), Field: it.Key})
+		}
+	}
+	if len(causes) == 0 {
+		return err
+	}
+	msg := fmt.Sprintf("failed to read one or more %s from the storage: %s", s.cfg.Resource, causes[0].Message)
+	if len(causes) > 1 {
+		msg = fmt.Sprintf("%s (and %d more)", msg, len(causes)-1)
+	}
+	return &api.StatusError{ErrStatus: api.Status{
+		Status: api.StatusFailure, Code: http.StatusInternalServerError, Reason: "StorageReadError", Message: msg,
+		Details: &api.StatusDetails{Name: "list", Group: s.cfg.Resource.Group, Kind: s.cfg.Resource.Resource, Causes: causes},
+	}}
 }
 
 // applyDefaults runs def over data and returns it in api.Object's
