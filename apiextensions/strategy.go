@@ -11,6 +11,7 @@ import (
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/registry"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 )
 
 // CRDType is the built-in type apiextensions.k8s.io/v1
@@ -54,7 +55,7 @@ var (
 func (strategy) HasStatus() bool { return true }
 
 // Default fills v1's defaults (names.singular, names.listKind,
-// conversion.strategy None) and records the storage version in
+// conversion.strategy None, a conversion webhook service's port 443) and records the storage version in
 // status.storedVersions, which kube-apiserver's strategy does on create
 // and on every update. A spec that does not decode is left to Normalize.
 func (strategy) Default(obj *api.Object) {
@@ -71,6 +72,11 @@ func (strategy) Default(obj *api.Object) {
 	}
 	if crd.Spec.Conversion == nil {
 		crd.Spec.Conversion = &Conversion{Strategy: NoneConverter}
+	}
+	if w := crd.Spec.Conversion.Webhook; w != nil && w.ClientConfig != nil {
+		if svc := w.ClientConfig.Service; svc != nil && svc.Port == nil {
+			svc.Port = ptr.To[int32](443)
+		}
 	}
 	if _, ok := obj.Fields["spec"]; ok {
 		_ = setSpec(obj, &crd.Spec)

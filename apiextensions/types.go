@@ -6,6 +6,7 @@ import (
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/registry"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
 // Group and version of the CustomResourceDefinition API.
@@ -109,12 +110,9 @@ type SelectableField struct {
 	JSONPath string `json:"jsonPath"`
 }
 
-// Conversion is spec.conversion. Webhook is kept as sent: miniapi refuses
-// the Webhook strategy.
-type Conversion struct {
-	Strategy string          `json:"strategy"`
-	Webhook  json.RawMessage `json:"webhook,omitempty"`
-}
+// Conversion is spec.conversion, as apiextensions.k8s.io/v1 defines it:
+// kube's webhook converter reads its webhook (Converters).
+type Conversion = apiextensionsv1.CustomResourceConversion
 
 // Status is a CRD's status.
 type Status struct {

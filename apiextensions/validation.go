@@ -11,8 +11,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/miniapi/miniapi/registry"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/util/webhook"
 )
 
 // Printer column types and formats Kubernetes accepts, in the sorted
@@ -22,9 +24,6 @@ var (
 	columnFormats = []string{"byte", "date", "date-time", "double", "float", "int32", "int64", "password"}
 )
 
-// WebhookUnsupported is the message for a Webhook conversion strategy.
-const WebhookUnsupported = "conversion webhooks are not supported by miniapi yet"
-
 // ValidateCreate checks a new CRD as kube-apiserver does, with its field
 // paths and messages. Metadata rules common to every object are the
 // registry's; this adds the CRD's own name rule.
@@ -33,7 +32,9 @@ func ValidateCreate(crd *CRD) field.ErrorList {
 	if want := crd.Spec.Names.Plural + "." + crd.Spec.Group; crd.Metadata.Name != want && crd.Metadata.Name != "" {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), crd.Metadata.Name, `must be spec.names.plural+"."+spec.group`))
 	}
-	errs = append(errs, validateSpec(&crd.Spec, field.NewPath("spec"))...)
+	// A new CRD may carry a caBundle that does not parse, as in kube: it
+	// is not Established yet.
+	errs = append(errs, validateSpec(&crd.Spec, field.NewPath("spec"), conversionRules{requireKnownReview: true, allowBadCABundle: true})...)
 	errs = append(errs, validateStatus(crd, field.NewPath("status"))...)
 	return errs
 }
@@ -42,7 +43,7 @@ func ValidateCreate(crd *CRD) field.ErrorList {
 // but the name (immutable anyway), plus the fields that may not change.
 func ValidateUpdate(crd, old *CRD) field.ErrorList {
 	spec := field.NewPath("spec")
-	errs := validateSpec(&crd.Spec, spec)
+	errs := validateSpec(&crd.Spec, spec, conversionRulesFor(old))
 	errs = append(errs, validateStatus(crd, field.NewPath("status"))...)
 	if old.Status.IsTrue(Established) {
 		errs = append(errs, immutable(crd.Spec.Scope, old.Spec.Scope, spec.Child("scope"))...)
@@ -60,7 +61,7 @@ func immutable(v, old string, p *field.Path) field.ErrorList {
 	return field.ErrorList{field.Invalid(p, v, "field is immutable")}
 }
 
-func validateSpec(spec *Spec, p *field.Path) field.ErrorList {
+func validateSpec(spec *Spec, p *field.Path, conv conversionRules) field.ErrorList {
 	var errs field.ErrorList
 	switch {
 	case spec.Group == "":
@@ -133,15 +134,109 @@ func validateSpec(spec *Spec, p *field.Path) field.ErrorList {
 	}
 	errs = append(errs, validateNames(&spec.Names, names)...)
 
-	if c := spec.Conversion; c != nil {
-		cp := p.Child("conversion")
-		errs = append(errs, enum(cp.Child("strategy"), c.Strategy, []string{NoneConverter, WebhookConverter})...)
-		switch {
-		case c.Strategy == WebhookConverter:
-			errs = append(errs, field.Invalid(cp.Child("strategy"), c.Strategy, WebhookUnsupported))
-		case len(c.Webhook) > 0 && string(c.Webhook) != "null":
-			errs = append(errs, field.Forbidden(cp.Child("webhookClientConfig"), "should not be set when strategy is not set to Webhook"))
+	if c := spec.Conversion; c != nil && c.Strategy != NoneConverter && spec.PreserveUnknownFields {
+		errs = append(errs, field.Invalid(p.Child("conversion", "strategy"), c.Strategy, "must be None if spec.preserveUnknownFields is true"))
+	}
+	return append(errs, validateConversion(spec.Conversion, p.Child("conversion"), conv)...)
+}
+
+// conversionRules are the checks of spec.conversion that depend on the
+// CRD before an update, as kube-apiserver relaxes them so that a CRD
+// stored under older rules can still be updated.
+type conversionRules struct {
+	// requireKnownReview: conversionReviewVersions must name one this
+	// server speaks (unless the old CRD already named none).
+	requireKnownReview bool
+	// allowBadCABundle: a caBundle that does not parse is let through
+	// (before the CRD is Established, or when the old one did not parse).
+	allowBadCABundle bool
+}
+
+func conversionRulesFor(old *CRD) conversionRules {
+	r := conversionRules{requireKnownReview: true, allowBadCABundle: !old.Status.IsTrue(Established)}
+	c := old.Spec.Conversion
+	if c == nil || c.Webhook == nil {
+		return r
+	}
+	if vs := c.Webhook.ConversionReviewVersions; len(vs) > 0 && !slices.ContainsFunc(vs, knownReviewVersion) {
+		r.requireKnownReview = false
+	}
+	if cc := c.Webhook.ClientConfig; !r.allowBadCABundle && cc != nil && len(cc.CABundle) > 0 {
+		r.allowBadCABundle = len(webhook.ValidateCABundle(field.NewPath("caBundle"), cc.CABundle)) > 0
+	}
+	return r
+}
+
+// reviewVersions are the ConversionReview versions miniapi (kube's
+// webhook converter) speaks, in the order kube's messages list them.
+var reviewVersions = []string{"v1", "v1beta1"}
+
+func knownReviewVersion(v string) bool { return slices.Contains(reviewVersions, v) }
+
+// validateConversion checks spec.conversion with kube-apiserver's rules
+// and field paths. kube reports the webhook's fields at the paths of its
+// internal type (spec.conversion.webhookClientConfig,
+// spec.conversion.conversionReviewVersions), and so does miniapi.
+func validateConversion(c *Conversion, p *field.Path, rules conversionRules) field.ErrorList {
+	if c == nil {
+		return nil
+	}
+	errs := enum(p.Child("strategy"), string(c.Strategy), []string{NoneConverter, WebhookConverter})
+	ccPath := p.Child("webhookClientConfig")
+	var cc *apiextensionsv1.WebhookClientConfig
+	var reviews []string
+	if c.Webhook != nil {
+		cc, reviews = c.Webhook.ClientConfig, c.Webhook.ConversionReviewVersions
+	}
+	if c.Strategy != WebhookConverter {
+		if cc != nil {
+			errs = append(errs, field.Forbidden(ccPath, "should not be set when strategy is not set to Webhook"))
 		}
+		if len(reviews) > 0 {
+			errs = append(errs, field.Forbidden(p.Child("conversionReviewVersions"), "should not be set when strategy is not set to Webhook"))
+		}
+		return errs
+	}
+	switch {
+	case cc == nil:
+		errs = append(errs, field.Required(ccPath, "required when strategy is set to Webhook"))
+	case (cc.URL == nil) == (cc.Service == nil):
+		errs = append(errs, field.Required(ccPath, "exactly one of url or service is required"))
+	case cc.URL != nil:
+		errs = append(errs, webhook.ValidateWebhookURL(ccPath.Child("url"), *cc.URL, true)...)
+	default:
+		port := int32(443)
+		if cc.Service.Port != nil {
+			port = *cc.Service.Port
+		}
+		// kube-apiserver passes the name and namespace in this order
+		// too, so a missing one is reported under the other's path.
+		errs = append(errs, webhook.ValidateWebhookService(ccPath.Child("service"), cc.Service.Name, cc.Service.Namespace, cc.Service.Path, port)...)
+	}
+	if cc != nil && len(cc.CABundle) > 0 && !rules.allowBadCABundle {
+		errs = append(errs, webhook.ValidateCABundle(ccPath.Child("caBundle"), cc.CABundle)...)
+	}
+	return append(errs, validateReviewVersions(reviews, rules.requireKnownReview, p.Child("conversionReviewVersions"))...)
+}
+
+func validateReviewVersions(vs []string, requireKnown bool, p *field.Path) field.ErrorList {
+	if len(vs) == 0 {
+		return field.ErrorList{field.Required(p, "")}
+	}
+	var errs field.ErrorList
+	seen := map[string]bool{}
+	for i, v := range vs {
+		if seen[v] {
+			errs = append(errs, field.Invalid(p.Index(i), v, "duplicate version"))
+			continue
+		}
+		seen[v] = true
+		for _, msg := range utilvalidation.IsDNS1035Label(v) {
+			errs = append(errs, field.Invalid(p.Index(i), v, msg))
+		}
+	}
+	if requireKnown && !slices.ContainsFunc(vs, knownReviewVersion) {
+		errs = append(errs, field.Invalid(p, vs, "must include at least one of "+strings.Join(reviewVersions, ", ")))
 	}
 	return errs
 }

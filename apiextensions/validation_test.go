@@ -45,9 +45,31 @@ func TestInvalidCRDs(t *testing.T) {
 		{"schema not structural", mutate(func(_, _ map[string]any, vs []any) {
 			version(vs, 0)["schema"] = map[string]any{"openAPIV3Schema": json.RawMessage(`{"type":"object","properties":{"spec":{"properties":{"a":{"type":"string"}}}}}`)}
 		}, "v1"), []string{`spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields`}},
-		{"webhook conversion", mutate(func(_, s map[string]any, _ []any) {
-			s["conversion"] = map[string]any{"strategy": "Webhook", "webhook": map[string]any{"conversionReviewVersions": []any{"v1"}, "clientConfig": map[string]any{"url": "https://example.com/convert"}}}
-		}, "v1"), []string{`spec.conversion.strategy: Invalid value: "Webhook": conversion webhooks are not supported by miniapi yet`}},
+		{"webhook conversion without webhook", mutate(func(_, s map[string]any, _ []any) {
+			s["conversion"] = map[string]any{"strategy": "Webhook"}
+		}, "v1"), []string{`[spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook, spec.conversion.conversionReviewVersions: Required value]`}},
+		{"webhook url and review versions", mutate(func(_, s map[string]any, _ []any) {
+			s["conversion"] = webhookConversion(map[string]any{"url": "http://x/y?a=b"}, "v3", "v3", "V_1")
+		}, "v1"), []string{`spec.conversion.webhookClientConfig.url: Invalid value: "http": 'https' is the only allowed URL scheme; desired format: https://host[/path]`,
+			`spec.conversion.webhookClientConfig.url: Invalid value: "a=b": query parameters are not permitted in the URL`,
+			`spec.conversion.conversionReviewVersions[1]: Invalid value: "v3": duplicate version`,
+			`spec.conversion.conversionReviewVersions[2]: Invalid value: "V_1": a DNS-1035 label must consist of lower case alphanumeric characters`,
+			`spec.conversion.conversionReviewVersions: Invalid value: ["v3","v3","V_1"]: must include at least one of v1, v1beta1`}},
+		{"webhook url and service", mutate(func(_, s map[string]any, _ []any) {
+			s["conversion"] = webhookConversion(map[string]any{"url": "https://x/y", "service": map[string]any{"name": "a", "namespace": "b"}}, "v1")
+		}, "v1"), []string{`spec.conversion.webhookClientConfig: Required value: exactly one of url or service is required`}},
+		// kube reports a missing service name at the namespace's path.
+		{"webhook service", mutate(func(_, s map[string]any, _ []any) {
+			s["conversion"] = webhookConversion(map[string]any{"service": map[string]any{"namespace": "b", "port": 0, "path": "x"}}, "v1")
+		}, "v1"), []string{`[spec.conversion.webhookClientConfig.service.namespace: Required value, spec.conversion.webhookClientConfig.service.port: Invalid value: 0: port is not valid: must be between 1 and 65535, inclusive, spec.conversion.webhookClientConfig.service.path: Invalid value: "x": must start with a '/', spec.conversion.webhookClientConfig.service.path: Invalid value: "x": segment[0] may not be empty]`}},
+		{"webhook with preserveUnknownFields", mutate(func(_, s map[string]any, _ []any) {
+			s["preserveUnknownFields"] = true
+			s["conversion"] = webhookConversion(map[string]any{"url": "https://x/y"}, "v1")
+		}, "v1"), []string{`spec.conversion.strategy: Invalid value: "Webhook": must be None if spec.preserveUnknownFields is true`}},
+		{"webhook without strategy Webhook", mutate(func(_, s map[string]any, _ []any) {
+			s["conversion"] = webhookConversion(map[string]any{"url": "https://x/y"}, "v1")
+			s["conversion"].(map[string]any)["strategy"] = "None"
+		}, "v1"), []string{`[spec.conversion.webhookClientConfig: Forbidden: should not be set when strategy is not set to Webhook, spec.conversion.conversionReviewVersions: Forbidden: should not be set when strategy is not set to Webhook]`}},
 		{"bad plural", mutate(func(c, s map[string]any, _ []any) {
 			s["names"].(map[string]any)["plural"] = "Widgets"
 			c["metadata"] = map[string]any{"name": "Widgets.example.com"}
@@ -120,4 +142,14 @@ func TestInvalidCRDs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// webhookConversion is a spec.conversion calling a webhook at
+// clientConfig, speaking the given ConversionReview versions.
+func webhookConversion(clientConfig map[string]any, reviews ...string) map[string]any {
+	rv := []any{}
+	for _, v := range reviews {
+		rv = append(rv, v)
+	}
+	return map[string]any{"strategy": "Webhook", "webhook": map[string]any{"clientConfig": clientConfig, "conversionReviewVersions": rv}}
 }
