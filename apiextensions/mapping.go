@@ -14,8 +14,9 @@ import (
 
 // Types returns the registry types that serve crd: one per served
 // version, named by names (the accepted names), each storing its objects
-// in the storage version. Schema, printer columns, selectable fields and
-// subresources come from the version. Their Strategy is a
+// in the storage version, converted by the CRD's webhook when its
+// conversion strategy is Webhook (Type.Conversion). Schema, printer
+// columns, selectable fields and subresources come from the version. Their Strategy is a
 // registry.GenericStrategy saying only whether /status is served; the
 // controller swaps in the schema's strategy when it serves the type.
 func Types(crd *CRD, names Names) []registry.Type {
@@ -28,6 +29,10 @@ func Types(crd *CRD, names Names) []registry.Type {
 			schemas[v.Name] = v.Schema.OpenAPIV3Schema
 		}
 	}
+	var conversion json.RawMessage
+	if c := crd.Spec.Conversion; c != nil && c.Strategy == WebhookConverter {
+		conversion, _ = json.Marshal(c) // a decoded struct always encodes
+	}
 	var out []registry.Type
 	for i := range crd.Spec.Versions {
 		v := &crd.Spec.Versions[i]
@@ -36,6 +41,7 @@ func Types(crd *CRD, names Names) []registry.Type {
 		}
 		t := versionType(crd, names, v, storageVersion)
 		t.VersionSchemas = schemas
+		t.Conversion = conversion
 		out = append(out, t)
 	}
 	return out

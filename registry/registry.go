@@ -153,11 +153,13 @@ func (r *Registry) put(t Type, replace bool) error {
 // sameStorageLayout reports whether a and b can share one storage: the
 // same keys, the same stored form and the same selectable attributes.
 // For a type with a StorageVersion (a CRD version) the schema counts too:
-// its storage applies the schema's defaults to what it reads.
+// its storage applies the schema's defaults to what it reads; and so does
+// the conversion webhook its storage calls.
 func sameStorageLayout(a, b *Type) bool {
 	return a.Namespaced == b.Namespaced && a.StorageVersion == b.StorageVersion && a.StorageGroup == b.StorageGroup &&
 		slices.Equal(a.SelectableFields, b.SelectableFields) &&
-		(a.StorageVersion == "" || bytes.Equal(a.Schema, b.Schema))
+		(a.StorageVersion == "" || bytes.Equal(a.Schema, b.Schema)) &&
+		bytes.Equal(a.Conversion, b.Conversion)
 }
 
 // Remove stops serving the type at gvr and releases its storage. Stored

@@ -55,6 +55,13 @@ type Type struct {
 	// documents and field validation. Empty means none: the object is
 	// described as preserving unknown fields.
 	Schema json.RawMessage
+	// Conversion is set for the versions of a CRD whose
+	// spec.conversion.strategy is Webhook: that spec.conversion, as JSON.
+	// Storage then converts objects between versions through the
+	// webhook instead of rewriting apiVersion (the server's storage
+	// factory builds the converter from it), and a change to it gives
+	// the type new storage.
+	Conversion json.RawMessage
 	// VersionSchemas are the Schemas of every version of the resource,
 	// this one included, when it has several (a CRD's versions): the
 	// managedFields of an object may have been recorded through any of

@@ -181,6 +181,11 @@ type Server struct {
 	webhookResolver *webhookResolver
 	// id names this server to admission plugins that record it.
 	id string
+	// converters convert the objects of CRDs whose conversion strategy
+	// is Webhook, in their versions' storage; they find a webhook's
+	// Service with conversionServices.
+	converters         *apiextensions.Converters
+	conversionServices conversionResolver
 
 	// cachers of the types added at start; Start waits for them to fill.
 	// Types added later (CRDs) are not recorded: startedTypes is set once
@@ -251,6 +256,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	svcs, err := s.newServices(cfg)
 	if err != nil {
+		return nil, err
+	}
+	if s.converters, err = apiextensions.NewConverters(&s.conversionServices); err != nil {
 		return nil, err
 	}
 	s.reg = registry.New(registry.Config{
@@ -329,6 +337,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.newAdmission(cfg); err != nil {
 		return nil, err
 	}
+	s.conversionServices.set(s.webhookServiceResolver())
 	if err := s.startKubeControllers(bg, sel); err != nil {
 		return nil, err
 	}
@@ -484,19 +493,30 @@ func freshDataDir(cfg Config) bool {
 //
 // A type whose objects are stored in another version (a CRD's served
 // version other than its storage version), or whose schema has defaults,
-// gets a versioned.Store between the two: it rewrites apiVersion on the
-// way in and out and applies the defaults to what it reads, and sits
-// below the cacher, so the cache holds bytes in the served version,
-// defaulted.
+// or whose CRD converts by webhook, gets a versioned.Store between the
+// two: it rewrites apiVersion (or calls the webhook) on the way in and
+// out and applies the defaults to what it reads, and sits below the
+// cacher, so the cache holds bytes in the served version, defaulted, and
+// a watch event is converted once per version whatever the number of
+// watchers.
 func (s *Server) storageFactory(t *registry.Type, keys storage.ResourceKeys, attrs storage.AttrFunc) (storage.Interface, func() error, error) {
 	gr := schema.GroupResource{Group: t.Group, Resource: t.Plural}
 	var under storage.Interface = etcd3.New(etcd3.Config{Client: s.client, Resource: gr})
 	if t.StorageVersion != "" {
-		cfg := versioned.Config{Served: t.APIVersion(), Stored: t.StorageAPIVersion(), Default: apiextensions.ReadDefaults(t)}
+		cfg := versioned.Config{Served: t.APIVersion(), Stored: t.StorageAPIVersion(), Default: apiextensions.ReadDefaults(t), Resource: t.GroupResource()}
 		if vc, ok := t.Strategy.(registry.VersionConverter); ok {
 			cfg.ToStored, cfg.ToServed = vc.ToStorage, vc.FromStorage
 		}
-		if cfg.Served != cfg.Stored || cfg.Default != nil {
+		// The storage version's own storage converts too: objects
+		// stored under an earlier storage version are converted on read.
+		conv, err := s.converters.For(t)
+		if err != nil {
+			return nil, nil, err
+		}
+		if conv != nil {
+			cfg.ToStored, cfg.ToServed, cfg.ToServedList = conv.ToStored, conv.ToServed, conv.ToServedList
+		}
+		if cfg.Served != cfg.Stored || cfg.Default != nil || conv != nil {
 			under = versioned.New(under, cfg)
 		}
 	}
