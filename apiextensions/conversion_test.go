@@ -2,25 +2,35 @@ package apiextensions_test
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/miniapi/miniapi/auth"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 )
 
 // converter is a conversion webhook for gadgets.conv.example.com: v1
@@ -287,4 +297,116 @@ func statusCode(err error) int {
 		return int(st.Status().Code)
 	}
 	return 0
+}
+
+// startServiceConverter is a converter serving as the Service
+// default/gadget-webhook would: its certificate names
+// gadget-webhook.default.svc, signed by the returned CA (PEM).
+func startServiceConverter(t *testing.T) (*converter, []byte) {
+	t.Helper()
+	pki, err := auth.EnsurePKI(t.TempDir(), []string{"gadget-webhook.default.svc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(pki.ServingCert, pki.ServingKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An EndpointSlice may not name a loopback address: listen on one of
+	// the machine's others.
+	ip := hostIP(t)
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &converter{calls: map[string]int{}}
+	c.srv = httptest.NewUnstartedServer(http.HandlerFunc(c.serve))
+	c.srv.Listener.Close()
+	c.srv.Listener = ln
+	c.srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	c.srv.StartTLS()
+	t.Cleanup(c.srv.Close)
+	return c, pki.CACert
+}
+
+// A conversion webhook named by a Service is reached at the Service's
+// endpoint, here a local server registered in an EndpointSlice.
+func TestConversionWebhookService(t *testing.T) {
+	conv, ca := startServiceConverter(t)
+	srv, _ := start(t, "")
+	cfg := &rest.Config{Host: srv.URL()}
+	dc, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	u, err := url.Parse(conv.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Services("default").Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "gadget-webhook"},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 443, TargetPort: intstr.FromInt32(int32(port))}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.DiscoveryV1().EndpointSlices("default").Create(ctx, &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "gadget-webhook", Labels: map[string]string{discoveryv1.LabelServiceName: "gadget-webhook"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{u.Hostname()}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+		Ports:       []discoveryv1.EndpointPort{{Port: ptr.To(int32(port))}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	crd := gadgetCRD(conv)
+	crd["spec"].(map[string]any)["conversion"] = webhookConversion(map[string]any{
+		"service":  map[string]any{"namespace": "default", "name": "gadget-webhook", "path": "/convert"},
+		"caBundle": base64.StdEncoding.EncodeToString(ca),
+	}, "v1")
+	createEstablished(ctx, t, dc, crd)
+	gvr := schema.GroupVersionResource{Group: "conv.example.com", Resource: "gadgets"}
+	gvr.Version = "v1"
+	if _, err := dc.Resource(gvr).Namespace("default").Create(ctx, gadget("v1", "a", "size", 3), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	gvr.Version = "v2"
+	// The resolver's informers may still be catching up with the
+	// Service: the first conversions can fail.
+	eventually(t, 10*time.Second, func() error {
+		got, err := dc.Resource(gvr).Namespace("default").Get(ctx, "a", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		wantField(t, "get through a service webhook", got, "v2", "replicas", 3)
+		return nil
+	})
+	if conv.callsTo("conv.example.com/v2") == 0 {
+		t.Error("the webhook was never called")
+	}
+}
+
+// hostIP is a non-loopback IPv4 address of this machine; the test is
+// skipped without one.
+func hostIP(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.String()
+		}
+	}
+	t.Skip("no non-loopback IPv4 address")
+	return ""
 }
