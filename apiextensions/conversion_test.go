@@ -410,3 +410,43 @@ func hostIP(t *testing.T) string {
 	t.Skip("no non-loopback IPv4 address")
 	return ""
 }
+
+// Once a CRD is Established, its conversion webhook's caBundle must
+// parse, as in kube; a new CRD may carry one that does not.
+func TestConversionWebhookUpdateRules(t *testing.T) {
+	conv := startConverter(t)
+	srv, _ := start(t, "")
+	dc, err := dynamic.NewForConfig(&rest.Config{Host: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	createEstablished(ctx, t, dc, gadgetCRD(conv))
+	crdAt := srv.URL() + crdURL + "/gadgets.conv.example.com"
+	for _, tc := range []struct{ patch, want string }{
+		{`{"spec":{"conversion":{"webhook":{"clientConfig":{"caBundle":"Zm9v"}}}}}`,
+			`spec.conversion.webhookClientConfig.caBundle: Invalid value: "Zm9v": unable to load root certificates: unable to parse bytes as PEM block`},
+		{`{"spec":{"conversion":{"webhook":{"conversionReviewVersions":["v9"]}}}}`,
+			`spec.conversion.conversionReviewVersions: Invalid value: ["v9"]: must include at least one of v1, v1beta1`},
+	} {
+		req, err := http.NewRequest("PATCH", crdAt, strings.NewReader(tc.patch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/merge-patch+json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st metav1.Status
+		err = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusUnprocessableEntity || !strings.HasSuffix(st.Message, tc.want) {
+			t.Errorf("patch %s: %d %q, want 422 ending %q", tc.patch, resp.StatusCode, st.Message, tc.want)
+		}
+	}
+}

@@ -61,7 +61,7 @@ func crdSchema() json.RawMessage {
 				"jsonPath": str("A simple JSONPath to a string, integer or boolean field, such as .spec.color."),
 			}, "jsonPath"), "atomic"),
 	}, "name", "served", "storage")
-	webhook := object("How to call a conversion webhook. miniapi refuses the Webhook strategy for now.", props{
+	webhook := object("How to call the conversion webhook, when the strategy is Webhook.", props{
 		"clientConfig": object("Where the webhook is reached: a URL, or a service in the cluster.", props{
 			"url": str("The webhook's https URL."),
 			"service": object("A service that serves the webhook.", props{
@@ -89,7 +89,7 @@ func crdSchema() json.RawMessage {
 		"scope":    str("Whether objects live in a namespace (Namespaced) or not (Cluster)."),
 		"versions": list("The versions of the resource, listed in no particular order. Discovery sorts them by Kubernetes' version order.", version, "atomic"),
 		"conversion": object("How objects are converted between versions.", props{
-			"strategy": str("None (only apiVersion is rewritten) or Webhook."),
+			"strategy": str("None (only apiVersion is rewritten) or Webhook (the webhook converts objects between versions)."),
 			"webhook":  webhook,
 		}, "strategy"),
 		"preserveUnknownFields": boolean("Legacy: keep fields the schema does not declare. Must be false in apiextensions.k8s.io/v1; use x-kubernetes-preserve-unknown-fields in the schema instead."),

@@ -5,7 +5,9 @@
 // that keeps the live registry in step with the stored CRDs.
 //
 // The CRD wire types here are plain structs decoded from an api.Object's
-// fields; nothing of k8s.io/apiextensions-apiserver is used at run time.
+// fields (spec.conversion is apiextensions.k8s.io/v1's own type). Of
+// k8s.io/apiextensions-apiserver only the conversion webhook converter is
+// used, behind Converters.
 //
 // Lifecycle: the server adds CRDType to its registry with the built-in
 // types, constructs a Controller, calls Sync once before it serves (so
@@ -32,5 +34,12 @@
 // StorageVersion set; the server's storage factory puts a
 // storage/versioned.Store under that version's cacher, rewriting
 // apiVersion between the served and the stored version (conversion
-// strategy None). An unserved version is simply not registered: 404.
+// strategy None) or converting through the CRD's webhook (strategy
+// Webhook: Type.Conversion, and a Converter from Converters.For as the
+// store's hooks), so each event is converted once per version. An
+// unserved version is simply not registered: 404.
+//
+//	convs, err := apiextensions.NewConverters(serviceResolver)
+//	conv, err := convs.For(t) // nil unless t's CRD converts by webhook
+//	cfg := versioned.Config{ToStored: conv.ToStored, ToServed: conv.ToServed, ToServedList: conv.ToServedList, ...}
 package apiextensions
