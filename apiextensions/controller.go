@@ -366,12 +366,20 @@ type readier interface {
 }
 
 // waitReady waits until the storage of every type has its first list,
-// so the type is served from memory once it is reported Established.
+// so the type is served from memory once it is reported Established;
+// versions converted by a webhook are not waited for.
 func (c *Controller) waitReady(ctx context.Context, types []registry.Type) error {
 	ctx, cancel := context.WithTimeout(ctx, cacheFillWait)
 	defer cancel()
 	snap := c.reg.Snapshot()
 	for _, t := range types {
+		// A version converted by a webhook fills its cache only once the
+		// webhook answers, which may be a server started after the CRD,
+		// or after a restart of miniapi: waiting would hold up every
+		// CRD's status. Its requests wait for the cache, or read etcd.
+		if len(t.Conversion) > 0 && t.Version != t.StorageVersion {
+			continue
+		}
 		res, ok := snap.Lookup(t.Group, t.Version, t.Plural)
 		if !ok {
 			continue

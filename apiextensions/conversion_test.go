@@ -450,3 +450,54 @@ func TestConversionWebhookUpdateRules(t *testing.T) {
 		}
 	}
 }
+
+// A restart while the conversion webhook is down serves the storage
+// version at once and keeps other CRDs' statuses moving; the converted
+// version answers kube's error until the webhook is back.
+func TestConversionWebhookDownAtStart(t *testing.T) {
+	conv := startConverter(t)
+	dir := t.TempDir()
+	srv, stop := start(t, dir)
+	dc, err := dynamic.NewForConfig(&rest.Config{Host: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	createEstablished(ctx, t, dc, gadgetCRD(conv))
+	gvr := schema.GroupVersionResource{Group: "conv.example.com", Version: "v1", Resource: "gadgets"}
+	if _, err := dc.Resource(gvr).Namespace("default").Create(ctx, gadget("v1", "a", "size", 3), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	conv.srv.Close()
+
+	srv, _ = start(t, dir)
+	if dc, err = dynamic.NewForConfig(&rest.Config{Host: srv.URL()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dc.Resource(gvr).Namespace("default").Get(ctx, "a", metav1.GetOptions{}); err != nil {
+		t.Fatalf("storage version after a restart: %v", err)
+	}
+	gvr.Version = "v2"
+	if _, err := dc.Resource(gvr).Namespace("default").Get(ctx, "a", metav1.GetOptions{}); !apierrors.IsInternalError(err) {
+		t.Errorf("converted version with the webhook down: %v", err)
+	}
+	crds := dc.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	if _, err := crds.Create(ctx, &unstructured.Unstructured{Object: toUnstructured(t, widgetCRD("v1"))}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, func() error {
+		got, err := crds.Get(ctx, "widgets.example.com", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		for _, c := range conds {
+			if m := c.(map[string]any); m["type"] == "Established" && m["status"] == "True" {
+				return nil
+			}
+		}
+		return context.DeadlineExceeded
+	})
+}
