@@ -73,6 +73,17 @@ type Config struct {
 	Drained <-chan struct{}
 	// APIServerID names this server to the plugins that record it.
 	APIServerID string
+	// Converter converts the objects of a custom resource whose CRD
+	// converts by webhook to another of its versions, for webhooks and
+	// policies registered for that version (matchPolicy Equivalent);
+	// nil, or a nil answer, rewrites apiVersion only (strategy None).
+	Converter func(t *registry.Type) (VersionConverter, error)
+}
+
+// VersionConverter converts an encoded object to another version of its
+// resource.
+type VersionConverter interface {
+	ToVersion(data []byte, version string) ([]byte, error)
 }
 
 // Chain is kube's admission chain for the registry's writes; it
@@ -84,6 +95,8 @@ type Chain struct {
 	mapper  *resourceMapper
 	names   []string
 	reg     *registry.Registry
+	// converter converts custom resources by their CRD's webhook.
+	converter func(t *registry.Type) (VersionConverter, error)
 	// configs are the admission configurations the enabled plugins
 	// read through informers (webhook configurations, policies and
 	// their bindings).
@@ -145,7 +158,7 @@ func New(cfg Config) (*Chain, error) {
 		webhookinit.NewPluginInitializer(authWrapper, cfg.ServiceResolver),
 		admission.NewPluginInitializer(quota, exclusion.Excluded()),
 	}
-	c := &Chain{mapper: mapper, names: names, reg: cfg.Registry}
+	c := &Chain{mapper: mapper, names: names, reg: cfg.Registry, converter: cfg.Converter}
 	// The plugins configured by objects, and the informers they read
 	// them from.
 	v1 := cfg.Informers.Admissionregistration().V1()

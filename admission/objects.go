@@ -46,7 +46,7 @@ func (c *Chain) formsOf(t *registry.Type, kind schema.GroupVersionKind) objectFo
 	if typed, ok := t.Strategy.(Typed); ok {
 		return typedForms{typed: typed, mapper: c.mapper}
 	}
-	return unstructuredForms{t: t, mapper: c.mapper}
+	return unstructuredForms{t: t, mapper: c.mapper, converter: c.converter}
 }
 
 // schemeForms are the forms of a subresource's objects of a kind of
@@ -127,8 +127,9 @@ func (f typedForms) interfaces() kadmission.ObjectInterfaces {
 // resources): unstructured JSON in the request's version, as
 // kube-apiserver's custom resource handler gives them to admission.
 type unstructuredForms struct {
-	t      *registry.Type
-	mapper *resourceMapper
+	t         *registry.Type
+	mapper    *resourceMapper
+	converter func(t *registry.Type) (VersionConverter, error)
 }
 
 func (f unstructuredForms) toKube(obj *api.Object) (runtime.Object, error) {
@@ -153,6 +154,15 @@ func (f unstructuredForms) fromKube(obj runtime.Object) (*api.Object, error) {
 
 func (f unstructuredForms) interfaces() kadmission.ObjectInterfaces {
 	u := unstructuredScheme{t: f.t}
+	if f.converter != nil && len(f.t.Conversion) > 0 {
+		u.convert = func(data []byte, version string) ([]byte, error) {
+			c, err := f.converter(f.t)
+			if err != nil || c == nil {
+				return nil, err
+			}
+			return c.ToVersion(data, version)
+		}
+	}
 	return objectInterfaces{creater: u, typer: u, defaulter: u, convertor: u, mapper: f.mapper}
 }
 
@@ -177,7 +187,12 @@ func (o objectInterfaces) GetEquivalentResourceMapper() runtime.EquivalentResour
 // resource's unstructured objects, as kube-apiserver's custom resource
 // handler does for admission: versions differ in apiVersion only
 // (conversion strategy None), defaults are the schema's.
-type unstructuredScheme struct{ t *registry.Type }
+type unstructuredScheme struct {
+	t *registry.Type
+	// convert converts through the CRD's conversion webhook; nil for
+	// strategy None.
+	convert func(data []byte, version string) ([]byte, error)
+}
 
 // New returns an empty object of kind gvk.
 func (unstructuredScheme) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
@@ -224,13 +239,21 @@ func (u unstructuredScheme) Default(obj runtime.Object) {
 }
 
 // Convert copies in into out in out's version.
-func (unstructuredScheme) Convert(in, out, _ any) error {
+func (u unstructuredScheme) Convert(in, out, _ any) error {
 	src, ok1 := in.(*unstructured.Unstructured)
 	dst, ok2 := out.(*unstructured.Unstructured)
 	if !ok1 || !ok2 {
 		return fmt.Errorf("admission: cannot convert %T to %T", in, out)
 	}
 	apiVersion := dst.GetAPIVersion()
+	if u.convert != nil && apiVersion != "" && apiVersion != src.GetAPIVersion() {
+		out, err := u.convertTo(src, apiVersion)
+		if err != nil {
+			return err
+		}
+		dst.Object = out.Object
+		return nil
+	}
 	dst.Object = runtime.DeepCopyJSON(src.Object)
 	if apiVersion != "" {
 		dst.SetAPIVersion(apiVersion)
@@ -238,8 +261,28 @@ func (unstructuredScheme) Convert(in, out, _ any) error {
 	return nil
 }
 
+// convertTo converts src to apiVersion through the CRD's webhook.
+func (u unstructuredScheme) convertTo(src *unstructured.Unstructured, apiVersion string) (*unstructured.Unstructured, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, err
+	}
+	data, err := src.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	if data, err = u.convert(data, gv.Version); err != nil {
+		return nil, err
+	}
+	out := &unstructured.Unstructured{}
+	if err := out.UnmarshalJSON(data); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ConvertToVersion returns a copy of in in the version target picks.
-func (unstructuredScheme) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
+func (u unstructuredScheme) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
 	src, ok := in.(*unstructured.Unstructured)
 	if !ok {
 		return nil, fmt.Errorf("admission: cannot convert %T", in)
@@ -247,6 +290,9 @@ func (unstructuredScheme) ConvertToVersion(in runtime.Object, target runtime.Gro
 	gvk, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{src.GroupVersionKind()})
 	if !ok {
 		return nil, fmt.Errorf("admission: %v is not suitable for converting to %v", src.GroupVersionKind(), target)
+	}
+	if u.convert != nil && gvk.GroupVersion().String() != src.GetAPIVersion() {
+		return u.convertTo(src, gvk.GroupVersion().String())
 	}
 	out := src.DeepCopy()
 	out.SetGroupVersionKind(gvk)

@@ -106,6 +106,12 @@ func (c *Converters) For(t *registry.Type) (*Converter, error) {
 	}, nil
 }
 
+// ToVersion converts an object to version, any of the CRD's versions (as
+// admission asks, for a webhook registered for another version).
+func (c *Converter) ToVersion(data []byte, version string) ([]byte, error) {
+	return c.convert(data, schema.GroupVersion{Group: c.served.Group, Version: version})
+}
+
 // ToStored converts an object to the storage version.
 func (c *Converter) ToStored(data []byte) ([]byte, error) { return c.convert(data, c.stored) }
 

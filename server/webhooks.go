@@ -5,6 +5,7 @@ import (
 	"net/url"
 
 	"github.com/miniapi/miniapi/admission"
+	"github.com/miniapi/miniapi/registry"
 	"k8s.io/apiserver/pkg/util/proxy"
 	webhookutil "k8s.io/apiserver/pkg/util/webhook"
 	"k8s.io/client-go/dynamic"
@@ -77,6 +78,13 @@ func (s *Server) newAdmission(cfg Config) error {
 		ConfigFile:      cfg.AdmissionControlConfigFile,
 		Drained:         s.stopWatches,
 		APIServerID:     s.id,
+		Converter: func(t *registry.Type) (admission.VersionConverter, error) {
+			c, err := s.converters.For(t)
+			if c == nil || err != nil {
+				return nil, err
+			}
+			return c, nil
+		},
 	})
 	if err != nil {
 		return err
