@@ -23,6 +23,11 @@ type Config struct {
 	// subjectaccessreviews...) and serviceaccounts/token; without it
 	// they are not served.
 	Auth *Auth
+	// AdmissionPolicies reads admission policies and resolves kinds, for
+	// the checks that whoever binds a policy to parameters may read them;
+	// without it a binding with a paramRef is refused, as kube refuses
+	// it without a resolver.
+	AdmissionPolicies *AdmissionPolicies
 }
 
 // Types returns the registry Types of every resource kube-apiserver 1.37
@@ -43,7 +48,7 @@ func resources(cfg Config) []*resource {
 		coreResources(cfg.Services, cfg.Auth),
 		reviewResources(cfg.Auth),
 		virtualResources(cfg.EtcdHealth),
-		admissionResources(),
+		admissionResources(cfg.Auth, cfg.AdmissionPolicies),
 		apiregistrationResources(),
 		appsResources(),
 		autoscalingResources(),

@@ -291,6 +291,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		EtcdHealth: func(ctx context.Context) error { return etcd3.Ready(ctx, s.client) },
 		Services:   svcs,
 		Auth:       s.sec.builtinAuth(),
+
+		AdmissionPolicies: s.admissionPolicies(),
 	}), apiextensions.CRDType())
 	local := localGroupVersions(types)
 	resources, err := readResources(cfg.ResourcesFile)
