@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/informers/admissionregistration"
 	admissionregistrationv1 "k8s.io/client-go/informers/admissionregistration/v1"
@@ -130,6 +132,48 @@ func (f *informerFactory) WaitForCacheSync(stopCh <-chan struct{}) map[reflect.T
 func (f *informerFactory) WaitForCacheSyncWithContext(ctx context.Context) cache.SyncResult {
 	synced := f.WaitForCacheSync(ctx.Done())
 	return cache.SyncResult{Synced: synced, Err: ctx.Err()}
+}
+
+// ForResource returns the shared informer of a core resource the
+// server's components read by resource: the parameters of admission
+// policies (ConfigMaps, Secrets) and quota's listers. For any other
+// resource it returns an error, on which kube's policy plugin falls back
+// to an informer of its own over the dynamic client, as it does for
+// custom resources.
+func (f *informerFactory) ForResource(r schema.GroupVersionResource) (informers.GenericInformer, error) {
+	if r.Group != "" || r.Version != "v1" {
+		return nil, fmt.Errorf("server: no shared informer for %v", r)
+	}
+	core := f.Core().V1()
+	var inf cache.SharedIndexInformer
+	switch r.Resource {
+	case "configmaps":
+		inf = core.ConfigMaps().Informer()
+	case "secrets":
+		inf = core.Secrets().Informer()
+	case "pods":
+		inf = core.Pods().Informer()
+	case "services":
+		inf = core.Services().Informer()
+	case "persistentvolumeclaims":
+		inf = core.PersistentVolumeClaims().Informer()
+	case "resourcequotas":
+		inf = core.ResourceQuotas().Informer()
+	default:
+		return nil, fmt.Errorf("server: no shared informer for %v", r)
+	}
+	return genericInformer{inf: inf, resource: r.GroupResource()}, nil
+}
+
+// genericInformer is one of the factory's informers, listed as objects.
+type genericInformer struct {
+	inf      cache.SharedIndexInformer
+	resource schema.GroupResource
+}
+
+func (g genericInformer) Informer() cache.SharedIndexInformer { return g.inf }
+func (g genericInformer) Lister() cache.GenericLister {
+	return cache.NewGenericLister(g.inf.GetIndexer(), g.resource)
 }
 
 // The groups served: each only in the versions the server's components
