@@ -256,6 +256,7 @@ func (c *Chain) Mutate(ctx context.Context, r *registry.AdmissionRequest) error 
 		return nil
 	}
 	c.awaitConfig(ctx)
+	ctx = withWarnings(ctx)
 	a, o := c.attributes(ctx, r)
 	if err := c.mutate.Admit(ctx, a, o); err != nil {
 		return c.refusal(a, err)
@@ -269,6 +270,7 @@ func (c *Chain) Validate(ctx context.Context, r *registry.AdmissionRequest) erro
 		return nil
 	}
 	c.awaitConfig(ctx)
+	ctx = withWarnings(ctx)
 	a, o := c.attributes(ctx, r)
 	if err := c.check.Validate(ctx, a, o); err != nil {
 		return c.refusal(a, err)
