@@ -101,6 +101,9 @@ type Chain struct {
 	// read through informers (webhook configurations, policies and
 	// their bindings).
 	configs []*configWatch
+	// policies is set when a policy plugin runs: the writes that follow
+	// a policy write wait for it to take effect.
+	policies *settle
 }
 
 // configWatch is one resource of admission configuration: the informer
@@ -197,6 +200,10 @@ func New(cfg Config) (*Chain, error) {
 	}
 	h = kadmission.WithAudit(admissionmetrics.WithStepMetrics(h))
 	c.handler = h
+	if usesPolicies(names) {
+		setPolicyRefresh()
+		c.policies = &settle{}
+	}
 	c.mutate, _ = h.(kadmission.MutationInterface)
 	c.check, _ = h.(kadmission.ValidationInterface)
 	return c, nil
@@ -256,6 +263,9 @@ func (c *Chain) Mutate(ctx context.Context, r *registry.AdmissionRequest) error 
 		return nil
 	}
 	c.awaitConfig(ctx)
+	if err := c.settle(ctx, r); err != nil {
+		return err
+	}
 	ctx = withWarnings(ctx)
 	a, o := c.attributes(ctx, r)
 	if err := c.mutate.Admit(ctx, a, o); err != nil {
@@ -270,12 +280,31 @@ func (c *Chain) Validate(ctx context.Context, r *registry.AdmissionRequest) erro
 		return nil
 	}
 	c.awaitConfig(ctx)
+	if err := c.settle(ctx, r); err != nil {
+		return err
+	}
 	ctx = withWarnings(ctx)
 	a, o := c.attributes(ctx, r)
 	if err := c.check.Validate(ctx, a, o); err != nil {
 		return c.refusal(a, err)
 	}
-	return a.conversionErr()
+	if err := a.conversionErr(); err != nil {
+		return err
+	}
+	if c.policies != nil && isPolicyWrite(r) {
+		c.policies.wrote()
+	}
+	return nil
+}
+
+// settle waits, before r is admitted, for the policy writes admitted
+// before it to take effect; policy writes themselves do not wait, as
+// the plugins never judge them.
+func (c *Chain) settle(ctx context.Context, r *registry.AdmissionRequest) error {
+	if c.policies == nil || isPolicyWrite(r) {
+		return nil
+	}
+	return c.policies.wait(ctx)
 }
 
 // refusal is a plugin's error as the Store answers it.
