@@ -22,7 +22,18 @@ type inProcess struct {
 	handler http.Handler
 	closed  bool
 	running sync.WaitGroup
+	// started closes when the transport serves, or is closed without
+	// having served (see waitStarted).
+	started     chan struct{}
+	startedOnce sync.Once
 }
+
+func newInProcess() *inProcess { return &inProcess{started: make(chan struct{})} }
+
+// waitStarted returns a channel closed once requests are served, or
+// refused for good: for the few clients that read once at start and
+// then only on a slow timer, where a refusal would cost them a period.
+func (t *inProcess) waitStarted() <-chan struct{} { return t.started }
 
 var (
 	// errShutDown answers the server's own clients once it has shut down.
@@ -37,6 +48,7 @@ func (t *inProcess) serve(h http.Handler) {
 	t.mu.Lock()
 	t.handler = h
 	t.mu.Unlock()
+	t.startedOnce.Do(func() { close(t.started) })
 }
 
 // close refuses further requests and waits for the running ones, as
@@ -47,6 +59,7 @@ func (t *inProcess) close() {
 	t.mu.Lock()
 	t.closed = true
 	t.mu.Unlock()
+	t.startedOnce.Do(func() { close(t.started) })
 	t.running.Wait()
 }
 

@@ -282,7 +282,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		scheme = "http"
 	}
 	s.url = scheme + "://" + ln.Addr().String()
-	s.inProcess = &inProcess{}
+	s.inProcess = newInProcess()
 	if s.sec, err = s.newSecurity(cfg, ln); err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/openapi"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	networkinginformers "k8s.io/client-go/informers/networking/v1"
 	"k8s.io/client-go/kubernetes"
@@ -145,7 +146,7 @@ type loopbackClient struct {
 	// the only ones the server's own components call (a full clientset
 	// would link every group's client).
 	kubernetes.Interface
-	discoveryClient *discovery.DiscoveryClient
+	discoveryClient discovery.DiscoveryInterfaces
 	admission       admissionregistrationv1client.AdmissionregistrationV1Interface
 	certs           certificatesv1client.CertificatesV1Interface
 	core            corev1client.CoreV1Interface
@@ -159,13 +160,13 @@ type loopbackClient struct {
 	storage         storagev1client.StorageV1Interface
 }
 
-func newLoopbackClient(cfg *rest.Config) (*loopbackClient, error) {
+func newLoopbackClient(cfg *rest.Config, started <-chan struct{}) (*loopbackClient, error) {
 	c := &loopbackClient{}
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
-	var err error
-	c.discoveryClient, err = discovery.NewDiscoveryClientForConfig(cfg)
+	d, err := discovery.NewDiscoveryClientForConfig(cfg)
 	add(err)
+	c.discoveryClient = loopbackDiscovery{DiscoveryClient: d, started: started}
 	c.admission, err = admissionregistrationv1client.NewForConfig(cfg)
 	add(err)
 	c.certs, err = certificatesv1client.NewForConfig(cfg)
@@ -202,6 +203,34 @@ func (s *Server) loopbackClient() (*loopbackClient, error) {
 // Discovery is the discovery client (admission policies read OpenAPI
 // through it).
 func (c *loopbackClient) Discovery() discovery.DiscoveryInterfaces { return c.discoveryClient }
+
+// loopbackDiscovery is the loopback's discovery client, whose OpenAPI v3
+// client waits for the server to serve before listing the served
+// schemas: kube's mutating policy plugin lists them as it starts, before
+// the server serves, and then every five seconds; refused, it would
+// refuse every mutating policy's request for those five seconds.
+type loopbackDiscovery struct {
+	*discovery.DiscoveryClient
+	started <-chan struct{}
+}
+
+// OpenAPIV3 is the OpenAPI v3 client.
+func (d loopbackDiscovery) OpenAPIV3() openapi.Client {
+	return openAPIAfterStart{Client: d.DiscoveryClient.OpenAPIV3(), started: d.started}
+}
+
+// openAPIAfterStart lists the schemas once the server serves.
+type openAPIAfterStart struct {
+	openapi.Client
+	started <-chan struct{}
+}
+
+// Paths lists the served schemas, once the server serves (or has shut
+// down, when the call fails).
+func (c openAPIAfterStart) Paths() (map[string]openapi.GroupVersion, error) {
+	<-c.started
+	return c.Client.Paths()
+}
 
 // AdmissionregistrationV1 is admissionregistration.k8s.io/v1's client.
 func (c *loopbackClient) AdmissionregistrationV1() admissionregistrationv1client.AdmissionregistrationV1Interface {
