@@ -21,7 +21,7 @@ import (
 // to deliver the write and the plugins to recompile it.
 const (
 	policyRefresh = 10 * time.Millisecond
-	policySettle  = 200 * time.Millisecond
+	policySettle  = 300 * time.Millisecond
 )
 
 // setPolicyRefresh sets kube's policy refresh interval, process-wide
