@@ -160,3 +160,8 @@ func (m restMapper) RESTMappings(gk schema.GroupKind, versions ...string) ([]*me
 func (m restMapper) ResourceSingularizer(resource string) (string, error) {
 	return m.r.current().rest.ResourceSingularizer(resource)
 }
+
+// NewRESTMapper returns a RESTMapper of the kinds reg serves as they are
+// at each call, for kube's components that map kinds to resources (the
+// ValidatingAdmissionPolicy status controller's type checker).
+func NewRESTMapper(reg *registry.Registry) meta.RESTMapper { return restMapper{newResourceMapper(reg)} }

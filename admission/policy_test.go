@@ -216,3 +216,34 @@ func eventually(t *testing.T, f func() error) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestValidatingAdmissionPolicyTypeChecking: kube's status controller,
+// run in process, records the type errors of a policy's expressions
+// against the kinds it matches.
+func TestValidatingAdmissionPolicyTypeChecking(t *testing.T) {
+	t.Parallel()
+	env := miniapitest.Start(t)
+	cs, _ := clientFor(t, env)
+	ctx := t.Context()
+	policy := maxReplicasPolicy()
+	policy.Spec.Validations = append(policy.Spec.Validations, admissionregistrationv1.Validation{Expression: "object.spec.replicas > '1'"})
+	if _, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() error {
+		got, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, policy.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		st := got.Status
+		if st.ObservedGeneration != got.Generation || st.TypeChecking == nil {
+			return fmt.Errorf("status not yet reconciled: %+v", st)
+		}
+		w := st.TypeChecking.ExpressionWarnings
+		if len(w) != 1 || w[0].FieldRef != "spec.validations[1].expression" ||
+			!strings.Contains(w[0].Warning, "found no matching overload for '_>_' applied to '(int, string)'") {
+			t.Fatalf("type checking: got %+v, want one warning on spec.validations[1].expression", w)
+		}
+		return nil
+	})
+}

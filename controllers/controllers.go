@@ -20,11 +20,17 @@ const (
 	// "default" ServiceAccount in every namespace, which the
 	// ServiceAccount admission plugin gives pods.
 	ServiceAccountControllerName = "serviceaccount-controller"
+	// ValidatingAdmissionPolicyStatusControllerName is kube's own
+	// controller, run by the server: it type-checks each
+	// ValidatingAdmissionPolicy's expressions against the kinds it
+	// matches and records the warnings in its status.
+	ValidatingAdmissionPolicyStatusControllerName = "validatingadmissionpolicy-status-controller"
 )
 
 // Names lists every built-in controller; all are on by default.
 func Names() []string {
-	return []string{NamespaceControllerName, GarbageCollectorName, ServiceAccountControllerName}
+	return []string{NamespaceControllerName, GarbageCollectorName, ServiceAccountControllerName,
+		ValidatingAdmissionPolicyStatusControllerName}
 }
 
 // Controller is one control loop. Run works until ctx ends and returns

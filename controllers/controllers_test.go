@@ -15,7 +15,7 @@ import (
 )
 
 func TestSelect(t *testing.T) {
-	all := map[string]bool{NamespaceControllerName: true, GarbageCollectorName: true, ServiceAccountControllerName: true}
+	all := map[string]bool{NamespaceControllerName: true, GarbageCollectorName: true, ServiceAccountControllerName: true, ValidatingAdmissionPolicyStatusControllerName: true}
 	for _, tc := range []struct {
 		name string
 		list []string
@@ -24,9 +24,9 @@ func TestSelect(t *testing.T) {
 	}{
 		{name: "default", list: nil, want: all},
 		{name: "star", list: []string{"*"}, want: all},
-		{name: "star minus one", list: []string{"*", "-" + GarbageCollectorName}, want: map[string]bool{NamespaceControllerName: true, GarbageCollectorName: false, ServiceAccountControllerName: true}},
-		{name: "only one", list: []string{NamespaceControllerName}, want: map[string]bool{NamespaceControllerName: true, GarbageCollectorName: false, ServiceAccountControllerName: false}},
-		{name: "none", list: []string{"-" + NamespaceControllerName, "-" + GarbageCollectorName, "-" + ServiceAccountControllerName}, want: map[string]bool{NamespaceControllerName: false, GarbageCollectorName: false, ServiceAccountControllerName: false}},
+		{name: "star minus one", list: []string{"*", "-" + GarbageCollectorName}, want: map[string]bool{NamespaceControllerName: true, GarbageCollectorName: false, ServiceAccountControllerName: true, ValidatingAdmissionPolicyStatusControllerName: true}},
+		{name: "only one", list: []string{NamespaceControllerName}, want: map[string]bool{NamespaceControllerName: true, GarbageCollectorName: false, ServiceAccountControllerName: false, ValidatingAdmissionPolicyStatusControllerName: false}},
+		{name: "none", list: []string{"-" + NamespaceControllerName, "-" + GarbageCollectorName, "-" + ServiceAccountControllerName, "-" + ValidatingAdmissionPolicyStatusControllerName}, want: map[string]bool{NamespaceControllerName: false, GarbageCollectorName: false, ServiceAccountControllerName: false, ValidatingAdmissionPolicyStatusControllerName: false}},
 		{name: "unknown", list: []string{"*", "-replicaset-controller"}, err: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
