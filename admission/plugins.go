@@ -18,11 +18,15 @@ import (
 	"k8s.io/kubernetes/plugin/pkg/admission/limitranger"
 	"k8s.io/kubernetes/plugin/pkg/admission/network/defaultingressclass"
 	"k8s.io/kubernetes/plugin/pkg/admission/network/denyserviceexternalips"
+	"k8s.io/kubernetes/plugin/pkg/admission/nodedeclaredfeatures"
 	"k8s.io/kubernetes/plugin/pkg/admission/nodetaint"
 	"k8s.io/kubernetes/plugin/pkg/admission/podnodeselector"
+	"k8s.io/kubernetes/plugin/pkg/admission/podresize"
 	"k8s.io/kubernetes/plugin/pkg/admission/podtolerationrestriction"
+	"k8s.io/kubernetes/plugin/pkg/admission/podtopologylabels"
 	podpriority "k8s.io/kubernetes/plugin/pkg/admission/priority"
 	"k8s.io/kubernetes/plugin/pkg/admission/runtimeclass"
+	"k8s.io/kubernetes/plugin/pkg/admission/scheduling/podgroupprotection"
 	"k8s.io/kubernetes/plugin/pkg/admission/security/podsecurity"
 	"k8s.io/kubernetes/plugin/pkg/admission/serviceaccount"
 	"k8s.io/kubernetes/plugin/pkg/admission/storage/persistentvolume/resize"
@@ -55,6 +59,7 @@ var plugins = []plugin{
 	{podtolerationrestriction.PluginName, podtolerationrestriction.Register, false},
 	{setdefault.PluginName, setdefault.Register, true},
 	{storageobjectinuseprotection.PluginName, storageobjectinuseprotection.Register, true},
+	{podgroupprotection.PluginName, podgroupprotection.Register, true},
 	{resize.PluginName, resize.Register, true},
 	{runtimeclass.PluginName, runtimeclass.Register, true},
 	{certapproval.PluginName, certapproval.Register, true},
@@ -63,6 +68,9 @@ var plugins = []plugin{
 	{certsubjectrestriction.PluginName, certsubjectrestriction.Register, true},
 	{defaultingressclass.PluginName, defaultingressclass.Register, true},
 	{denyserviceexternalips.PluginName, denyserviceexternalips.Register, false},
+	{podtopologylabels.PluginName, podtopologylabels.Register, true},
+	{nodedeclaredfeatures.PluginName, nodedeclaredfeatures.Register, true},
+	{podresize.PluginName, podresize.Register, true},
 	{mutatingpolicy.PluginName, mutatingpolicy.Register, true},
 	{mutatingwebhook.PluginName, mutatingwebhook.Register, true},
 	{validatingpolicy.PluginName, validatingpolicy.Register, true},
