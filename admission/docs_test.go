@@ -1,0 +1,71 @@
+package admission_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/miniapi/miniapi/admission"
+	"github.com/miniapi/miniapi/miniapitest"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// TestAdmissionDocPolicies applies the policy docs/admission.md shows
+// and expects the refusal and the default plugin list it shows.
+func TestAdmissionDocPolicies(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../docs/admission.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	_, rest, ok := strings.Cut(doc, "## Admission policies")
+	if !ok {
+		t.Fatal("docs/admission.md has no Admission policies section")
+	}
+	_, rest, _ = strings.Cut(rest, "```yaml\n")
+	block, _, _ := strings.Cut(rest, "```")
+	parts := strings.Split(block, "---\n")
+	if len(parts) != 2 {
+		t.Fatalf("want a policy and a binding, got %d documents", len(parts))
+	}
+	var policy admissionregistrationv1.ValidatingAdmissionPolicy
+	var binding admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	if err := yaml.UnmarshalStrict([]byte(parts[0]), &policy); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict([]byte(parts[1]), &binding); err != nil {
+		t.Fatal(err)
+	}
+
+	env := miniapitest.Start(t)
+	cs, _ := clientFor(t, env)
+	ctx := t.Context()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: "team", Labels: map[string]string{"policy": "deny"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps("team").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "limits"},
+		Data: map[string]string{"maxReplicas": "3"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, &policy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, &binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = cs.AppsV1().Deployments("team").Create(ctx, deployment("big", 5), metav1.CreateOptions{})
+	if err == nil || !strings.Contains(doc, "\n"+err.Error()+"\n") {
+		t.Errorf("docs/admission.md does not show the refusal %v", err)
+	}
+
+	_, plugins, _ := strings.Cut(doc, "## Default admission plugins")
+	plugins, _, _ = strings.Cut(plugins, "write.")
+	if !strings.Contains(strings.Join(strings.Fields(plugins), " "), strings.Join(admission.DefaultPlugins(), ", ")+".") {
+		t.Errorf("docs/admission.md does not list the default plugins %v", admission.DefaultPlugins())
+	}
+}
