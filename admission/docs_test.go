@@ -1,6 +1,7 @@
 package admission_test
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -58,7 +59,14 @@ func TestAdmissionDocPolicies(t *testing.T) {
 	if _, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, &binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = cs.AppsV1().Deployments("team").Create(ctx, deployment("big", 5), metav1.CreateOptions{})
+	eventually(t, func() error {
+		_, err = cs.AppsV1().Deployments("team").Create(ctx, deployment("big", 5), metav1.CreateOptions{})
+		if err == nil {
+			_ = cs.AppsV1().Deployments("team").Delete(ctx, "big", metav1.DeleteOptions{})
+			return fmt.Errorf("a Deployment over the limit was admitted")
+		}
+		return nil
+	})
 	if err == nil || !strings.Contains(doc, "\n"+err.Error()+"\n") {
 		t.Errorf("docs/admission.md does not show the refusal %v", err)
 	}

@@ -148,9 +148,19 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 		}
 	}
 
-	// The policy is in effect as soon as its writes have answered.
-	_, err := cs.AppsV1().Deployments("deny").Create(ctx, deployment("big", 5), metav1.CreateOptions{})
+	// The policy is in effect for the writes that follow it: they wait
+	// for the plugin to have it (see policySettle), but only so long, so
+	// a heavily loaded machine may admit one.
 	const want = `deployments.apps "big" is forbidden: ValidatingAdmissionPolicy 'max-replicas' with binding 'max-replicas-deny' denied request: replicas must be no greater than 3`
+	var err error
+	eventually(t, func() error {
+		_, err = cs.AppsV1().Deployments("deny").Create(ctx, deployment("big", 5), metav1.CreateOptions{})
+		if err == nil {
+			_ = cs.AppsV1().Deployments("deny").Delete(ctx, "big", metav1.DeleteOptions{})
+			return fmt.Errorf("a Deployment over the limit was admitted")
+		}
+		return nil
+	})
 	if !apierrors.IsInvalid(err) || err.Error() != want {
 		t.Fatalf("a Deployment over the limit: got %v (%T), want 422 %s", err, err, want)
 	}
@@ -184,7 +194,7 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, func() error {
-		_, err := cs.AppsV1().Deployments("deny").Create(ctx, deployment("big", 5), metav1.CreateOptions{})
+		_, err := cs.AppsV1().Deployments("deny").Create(ctx, deployment("big-2", 5), metav1.CreateOptions{})
 		return err
 	})
 
