@@ -34,7 +34,9 @@ func restrictedPod(name string) *corev1.Pod {
 // was seen to change or refuse, and expects its answers.
 func TestDefaultChain(t *testing.T) {
 	t.Parallel()
-	env := miniapitest.Start(t)
+	// The binary's defaults: every controller (the default
+	// ServiceAccount) and the whole chain, ServiceAccount included.
+	env := miniapitest.Start(t, miniapitest.WithControllers("*"), miniapitest.WithAdmissionPlugins(nil, nil))
 	cs, _ := clientFor(t, env)
 	ctx := t.Context()
 	must := func(_ any, err error) {

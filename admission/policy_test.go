@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/miniapi/miniapi/controllers"
 	"github.com/miniapi/miniapi/miniapitest"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -232,7 +233,9 @@ func eventually(t *testing.T, f func() error) {
 // against the kinds it matches.
 func TestValidatingAdmissionPolicyTypeChecking(t *testing.T) {
 	t.Parallel()
-	env := miniapitest.Start(t)
+	// kube-controller-manager's controller, which environments do not
+	// run unless asked, as envtest runs none.
+	env := miniapitest.Start(t, miniapitest.WithControllers(append(miniapitest.DefaultControllers, controllers.ValidatingAdmissionPolicyStatusControllerName)...))
 	cs, _ := clientFor(t, env)
 	ctx := t.Context()
 	policy := maxReplicasPolicy()
