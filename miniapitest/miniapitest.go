@@ -15,6 +15,7 @@ import (
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/server"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // Bounds on the waits Start and Stop do.
@@ -41,6 +42,11 @@ type Env struct {
 	URL string
 	// Server is the running server, for tests that need its registry.
 	Server *server.Server
+	// WebhookInstallOptions are the options WithWebhooks installed the
+	// webhooks with, filled in by controller-runtime's Install: the
+	// host, port and certificate directory the test's webhook server
+	// serves on. Nil without WithWebhooks.
+	WebhookInstallOptions *envtest.WebhookInstallOptions
 
 	t        testing.TB
 	stopOnce sync.Once
@@ -57,6 +63,7 @@ type options struct {
 	resourcesFile string
 	logger        *slog.Logger
 	controllers   []string
+	webhooks      *envtest.WebhookInstallOptions
 	// enable and disable change the admission plugins from
 	// DefaultDisabledAdmissionPlugins.
 	enable, disable []string
@@ -179,6 +186,11 @@ func Start(t testing.TB, opts ...Option) *Env {
 	}
 	if err := srv.ApplyCRDs(ctx, crds); err != nil {
 		t.Fatalf("miniapitest: install CRDs: %v", err)
+	}
+	if o.webhooks != nil {
+		if err := e.installWebhooks(o.webhooks); err != nil {
+			t.Fatalf("miniapitest: %v", err)
+		}
 	}
 	return e
 }
