@@ -7,7 +7,8 @@ import (
 )
 
 // TestMain fails the run if a test leaves a goroutine behind: servers,
-// their etcd, the plugins' informers and the clients must all be gone.
+// their etcd, the plugins' informers, webhook servers and the clients
+// must all be gone.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		// klog starts its flush daemon at init, once per process.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/miniapi/miniapi/admission"
 	"github.com/miniapi/miniapi/registry"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apiserver/pkg/util/proxy"
 	webhookutil "k8s.io/apiserver/pkg/util/webhook"
 	"k8s.io/client-go/dynamic"
@@ -17,9 +18,12 @@ import (
 // CRD conversion webhooks) at one of the Service's ready endpoints, read
 // from its EndpointSlices, as kube-apiserver does with
 // --enable-aggregator-routing: miniapi has no Service network, so a
-// ClusterIP leads nowhere, while an endpoint can be a test's local
-// server. The Service kubernetes/default is the server itself, as
-// kube-apiserver's loopback resolver has it.
+// ClusterIP leads nowhere. A Service of type ExternalName leads to its
+// externalName, as kube-apiserver's default resolver has it: that is how
+// a server on this machine is reached (externalName localhost), since
+// kube's validation refuses EndpointSlices with loopback addresses. The
+// Service kubernetes/default is the server itself, as kube-apiserver's
+// loopback resolver has it.
 type webhookResolver struct {
 	self     *url.URL
 	services corelisters.ServiceLister
@@ -31,6 +35,13 @@ type webhookResolver struct {
 func (r *webhookResolver) ResolveEndpoint(namespace, name string, port int32) (*url.URL, error) {
 	if namespace == "default" && name == "kubernetes" && port == 443 {
 		return r.self, nil
+	}
+	svc, err := r.services.Services(namespace).Get(name)
+	if err != nil {
+		return nil, err
+	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return proxy.ResolveCluster(r.services, namespace, name, port)
 	}
 	getter, err := proxy.NewEndpointSliceListerGetter(r.slices)
 	if err != nil {
