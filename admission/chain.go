@@ -32,7 +32,6 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	webhookutil "k8s.io/apiserver/pkg/util/webhook"
-	"k8s.io/apiserver/pkg/warning"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -269,7 +268,6 @@ func (c *Chain) Mutate(ctx context.Context, r *registry.AdmissionRequest) error 
 	}
 	ctx = withWarnings(ctx)
 	a, o := c.attributes(ctx, r)
-	ctx = withWarnings(ctx)
 	if err := c.mutate.Admit(ctx, a, o); err != nil {
 		return c.refusal(a, err)
 	}
@@ -287,7 +285,6 @@ func (c *Chain) Validate(ctx context.Context, r *registry.AdmissionRequest) erro
 	}
 	ctx = withWarnings(ctx)
 	a, o := c.attributes(ctx, r)
-	ctx = withWarnings(ctx)
 	if err := c.check.Validate(ctx, a, o); err != nil {
 		return c.refusal(a, err)
 	}
@@ -309,23 +306,6 @@ func (c *Chain) settle(ctx context.Context, r *registry.AdmissionRequest) error 
 	}
 	return c.policies.wait(ctx)
 }
-
-// withWarnings hands the warnings kube's plugins record (a webhook's
-// response warnings, a policy's Warn action) to the request's answer:
-// they record them with kube's warning package, which finds its
-// recorder in the context, as kube-apiserver's handler chain puts it
-// there.
-func withWarnings(ctx context.Context) context.Context {
-	return warning.WithWarningRecorder(ctx, warningRecorder{ctx})
-}
-
-// warningRecorder forwards kube's warnings to the request's Warning
-// headers.
-type warningRecorder struct{ ctx context.Context }
-
-// AddWarning records text for the request's answer; kube's agent
-// argument is always empty for admission.
-func (w warningRecorder) AddWarning(_, text string) { api.AddWarning(w.ctx, text) }
 
 // refusal is a plugin's error as the Store answers it.
 func (c *Chain) refusal(a *attributes, err error) error {

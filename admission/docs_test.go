@@ -1,6 +1,7 @@
 package admission_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	cradmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 )
 
@@ -76,4 +79,47 @@ func TestAdmissionDocPolicies(t *testing.T) {
 	if !strings.Contains(strings.Join(strings.Fields(plugins), " "), strings.Join(admission.DefaultPlugins(), ", ")+".") {
 		t.Errorf("docs/admission.md does not list the default plugins %v", admission.DefaultPlugins())
 	}
+}
+
+// TestDocsLocalService applies the Service and configuration
+// docs/admission.md shows for reaching a server on this machine (with
+// the test server's port and CA filled in) and checks the webhook is
+// called through them.
+func TestDocsLocalService(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../docs/admission.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := bytes.Cut(doc, []byte("```yaml\n"))
+	if !ok {
+		t.Fatal("docs/admission.md shows no YAML")
+	}
+	block, _, _ = bytes.Cut(block, []byte("```"))
+	parts := strings.Split(string(block), "\n---\n")
+	if len(parts) != 2 {
+		t.Fatalf("docs/admission.md's YAML has %d documents, want a Service and a configuration", len(parts))
+	}
+	var svc corev1.Service
+	var cfg admissionregistrationv1.ValidatingWebhookConfiguration
+	if err := yaml.UnmarshalStrict([]byte(parts[0]), &svc); err != nil {
+		t.Fatal(err)
+	}
+	// The caBundle placeholder is not base64; the test's CA replaces it.
+	cfgYAML := strings.Replace(parts[1], "caBundle: <base64 of the CA of the server's certificate>", "caBundle: \"\"", 1)
+	if err := yaml.UnmarshalStrict([]byte(cfgYAML), &cfg); err != nil {
+		t.Fatal(err)
+	}
+
+	hooks := startHookServer(t, map[string]cradmission.HandlerFunc{"/validate-configmap": deny("from the docs")})
+	e := startEnv(t, svc.Namespace, "docs")
+	ctx := t.Context()
+	if _, err := e.cs.CoreV1().Services(svc.Namespace).Create(ctx, &svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cc := &cfg.Webhooks[0].ClientConfig
+	cc.Service.Port = ptr.To(hooks.port())
+	cc.CABundle = hooks.ca
+	e.addValidating(t, ctx, cfg.Webhooks...)
+	e.createUntil(t, ctx, "docs", "cm", nil, refusedWith(`admission webhook "vconfigmap.example.com" denied the request: from the docs`))
 }

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/util/cert"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
@@ -53,7 +54,7 @@ func TestWebhookClientConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.addValidating(t, ctx, validating("service.example.com", "by-service", admissionregistrationv1.WebhookClientConfig{
-			Service:  &admissionregistrationv1.ServiceReference{Namespace: "by-service", Name: "hooks", Path: ptr("/deny"), Port: ptr(hooks.port())},
+			Service:  &admissionregistrationv1.ServiceReference{Namespace: "by-service", Name: "hooks", Path: ptr.To("/deny"), Port: ptr.To(hooks.port())},
 			CABundle: ca,
 		}))
 		e.createUntil(t, ctx, "by-service", "cm", nil, refusedWith(`admission webhook "service.example.com" denied the request: no thanks`))
@@ -72,8 +73,8 @@ func TestWebhookClientConfig(t *testing.T) {
 		slice := &discoveryv1.EndpointSlice{
 			ObjectMeta:  metav1.ObjectMeta{Name: "hooks-local", Labels: map[string]string{discoveryv1.LabelServiceName: "hooks"}},
 			AddressType: discoveryv1.AddressTypeIPv4,
-			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"127.0.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr(true)}}},
-			Ports:       []discoveryv1.EndpointPort{{Name: ptr("https"), Port: &port}},
+			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"127.0.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: &port}},
 		}
 		_, err := e.cs.DiscoveryV1().EndpointSlices("by-endpoints").Create(ctx, slice, metav1.CreateOptions{})
 		want := `EndpointSlice.discovery.k8s.io "hooks-local" is invalid: endpoints[0].addresses[0]: Invalid value: "127.0.0.1": may not be in the loopback range (127.0.0.0/8, ::1/128)`
@@ -89,7 +90,7 @@ func TestWebhookClientConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.addValidating(t, ctx, validating("noendpoints.example.com", "no-endpoints", admissionregistrationv1.WebhookClientConfig{
-			Service:  &admissionregistrationv1.ServiceReference{Namespace: "no-endpoints", Name: "hooks", Path: ptr("/deny")},
+			Service:  &admissionregistrationv1.ServiceReference{Namespace: "no-endpoints", Name: "hooks", Path: ptr.To("/deny")},
 			CABundle: ca,
 		}))
 		e.createUntil(t, ctx, "no-endpoints", "cm", nil, refusedWith(`Internal error occurred: failed calling webhook "noendpoints.example.com": failed to call webhook: Post "https://hooks.no-endpoints.svc:443/deny?timeout=10s": no endpoints available for service "hooks"`))
@@ -119,7 +120,7 @@ func TestWebhookClientConfig(t *testing.T) {
 	})
 	t.Run("timeoutSeconds", func(t *testing.T) {
 		hook := validating("slow.example.com", "timeout", admissionregistrationv1.WebhookClientConfig{URL: hooks.url("/slow"), CABundle: ca})
-		hook.TimeoutSeconds = ptr(int32(1))
+		hook.TimeoutSeconds = ptr.To(int32(1))
 		e.addValidating(t, ctx, hook)
 		e.createUntil(t, ctx, "timeout", "cm", nil, refusedWith(fmt.Sprintf(`Internal error occurred: failed calling webhook "slow.example.com": failed to call webhook: Post "https://%s/slow?timeout=1s": context deadline exceeded`, hooks.host)))
 	})

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/miniapi/miniapi/miniapitest"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,7 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/cert"
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
@@ -40,15 +39,14 @@ type hookServer struct {
 	reviews map[string][]admission.Request
 }
 
-// hookService is the Service tests reach a hookServer by; kube's
+// hookServices are the Services tests reach a hookServer by; kube's
 // webhook client expects its certificate to name <name>.<namespace>.svc.
-const hookService = "hooks.by-service.svc"
+var hookServices = []string{"hooks.by-service.svc", "webhook-service.system.svc"}
 
 // startHookServer serves handlers until the test ends.
 func startHookServer(t *testing.T, handlers map[string]admission.HandlerFunc) *hookServer {
 	t.Helper()
-	log.SetLogger(logr.Discard())
-	crt, key, err := cert.GenerateSelfSignedCertKey("127.0.0.1", nil, []string{hookService})
+	crt, key, err := cert.GenerateSelfSignedCertKey("127.0.0.1", nil, hookServices)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,12 +124,10 @@ var configMapRule = []admissionregistrationv1.RuleWithOperations{{
 }}
 
 var (
-	sideEffectsNone = ptr(admissionregistrationv1.SideEffectClassNone)
-	fail            = ptr(admissionregistrationv1.Fail)
-	ignore          = ptr(admissionregistrationv1.Ignore)
+	sideEffectsNone = ptr.To(admissionregistrationv1.SideEffectClassNone)
+	fail            = ptr.To(admissionregistrationv1.Fail)
+	ignore          = ptr.To(admissionregistrationv1.Ignore)
 )
-
-func ptr[T any](v T) *T { return &v }
 
 // validating is a validating webhook on ConfigMaps in namespace ns.
 func validating(name, ns string, cc admissionregistrationv1.WebhookClientConfig) admissionregistrationv1.ValidatingWebhook {
