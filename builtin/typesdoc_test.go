@@ -86,7 +86,7 @@ var typeNotes = map[string]string{
 	"core/pods":                                      "graceful deletion as kube's pod rules decide; `binding` and `eviction` as kube serves them",
 	"core/services":                                  "ClusterIPs and NodePorts from kube's allocators; the `kubernetes` Service kept by its controller",
 	"apiregistration.k8s.io/apiservices":             "one per served group-version, kept by kube-aggregator's controllers; `spec.service` ones are stored, not proxied",
-	"admissionregistration.k8s.io/*":                 "stored and validated, never called: [no admission chain](differences.md#no-admission-chain-yet)",
+	"admissionregistration.k8s.io/*":                 "in effect for the requests after their write, through kube's plugins: [admission](admission.md)",
 	"apiextensions.k8s.io/customresourcedefinitions": "each CRD served at once: [below](#customresourcedefinitions)",
 	"networking.k8s.io/ipaddresses":                  "one per allocated ClusterIP, written by the allocator",
 	"networking.k8s.io/servicecidrs":                 "the `kubernetes` ServiceCIDR kept by its controller",
