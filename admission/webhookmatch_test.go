@@ -132,7 +132,7 @@ func TestWebhookMatching(t *testing.T) {
 		first.ReinvocationPolicy = ptr.To(admissionregistrationv1.IfNeededReinvocationPolicy)
 		second := mutating("second.example.com", "reinvoke", cc("/second"))
 		e.addMutating(t, ctx, first, second)
-		got := e.createUntil(t, ctx, "reinvoke", "cm", nil, func(cm *corev1.ConfigMap, err error) error {
+		e.createUntil(t, ctx, "reinvoke", "cm", nil, func(cm *corev1.ConfigMap, err error) error {
 			if err != nil || cm.Labels["second"] != "yes" {
 				return errNotYet
 			}
