@@ -34,44 +34,6 @@ var goldenKnownDifferences = map[string]knownDifference{
 			"object.status.conditions: kube null, miniapi <absent>",
 		},
 	},
-	"core/nodes/golden-node": {
-		reason: "no admission chain yet: kube's TaintNodesByCondition admission plugin adds the not-ready taint to a new Node",
-		diff: []string{
-			"object.spec.taints: kube [{\"effect\":\"NoSchedule\",\"key\":\"dedicated\",\"value\":\"golden\"},{\"effect\":\"NoSchedule\",\"key\":\"node.kubernetes.io/not-ready\"}], miniapi [{\"effect\":\"NoSchedule\",\"key\":\"dedicated\",\"value\":\"golden\"}]",
-		},
-	},
-	"core/persistentvolumeclaims/pvc-basic": {
-		reason: "no admission chain yet: kube's StorageObjectInUseProtection admission plugin adds the pvc-protection finalizer",
-		diff: []string{
-			"object.metadata.finalizers: kube [\"kubernetes.io/pvc-protection\"], miniapi <absent>",
-		},
-	},
-	"core/persistentvolumes/golden-pv": {
-		reason: "no admission chain yet: kube's StorageObjectInUseProtection admission plugin adds the pv-protection finalizer",
-		diff: []string{
-			"object.metadata.finalizers: kube [\"kubernetes.io/pv-protection\"], miniapi <absent>",
-		},
-	},
-	"core/pods/pod-minimal": podAdmission,
-	"core/pods/pod-full":    podAdmission,
-	"storage.k8s.io/volumeattributesclasses/golden-vac": {
-		reason: "no admission chain yet: kube's StorageObjectInUseProtection admission plugin adds the vac-protection finalizer",
-		diff: []string{
-			"object.metadata.finalizers: kube [\"kubernetes.io/vac-protection\"], miniapi <absent>",
-		},
-	},
-}
-
-// podAdmission is how a new pod differs without kube's admission plugins
-// Priority (priority and preemptionPolicy from the default priority) and
-// DefaultTolerationSeconds (the not-ready and unreachable tolerations).
-var podAdmission = knownDifference{
-	reason: "no admission chain yet: kube's Priority and DefaultTolerationSeconds admission plugins",
-	diff: []string{
-		"object.spec.preemptionPolicy: kube \"PreemptLowerPriority\", miniapi <absent>",
-		"object.spec.priority: kube 0, miniapi <absent>",
-		"object.spec.tolerations: kube [{\"effect\":\"NoExecute\",\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\",\"tolerationSeconds\":300},{\"effect\":\"NoExecute\",\"key\":\"node.kubernetes.io/unreachable\",\"operator\":\"Exists\",\"tolerationSeconds\":300}], miniapi <absent>",
-	},
 }
 
 // TestGolden creates every case of the golden corpus on miniapi, as
@@ -130,7 +92,7 @@ func TestGolden(t *testing.T) {
 
 	t.Run("kubectl", func(t *testing.T) {
 		ctx := context.Background()
-		srv := startServer(t, t.TempDir())
+		srv := startServer(t, t.TempDir(), "--disable-admission-plugins", "ServiceAccount")
 		g := newGoldenTarget(t, clientConfig(t, srv))
 		g.createNamespaces(ctx, t, goldenNamespaces(cases))
 		var recorded []goldenKubectlAnswer
@@ -159,7 +121,10 @@ func goldenServer(t *testing.T) *rest.Config {
 	if err := os.WriteFile(tokens, []byte(goldenAdminToken+`,admin,admin-uid,"system:masters"`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv := startServer(t, t.TempDir(), "--token-auth-file", tokens)
+	// As the reference server the answers were captured from: its
+	// admission chain is kube-apiserver's default less ServiceAccount,
+	// as envtest's.
+	srv := startServer(t, t.TempDir(), "--token-auth-file", tokens, "--disable-admission-plugins", "ServiceAccount")
 	cfg := clientConfig(t, srv)
 	cfg.CertData, cfg.KeyData, cfg.BearerToken = nil, nil, goldenAdminToken
 	return cfg
