@@ -208,6 +208,15 @@ func TestIgnoredParamsWarn(t *testing.T) {
 	if r := f.Do("DELETE", pods+"/p?gracePeriodSeconds=0", nil); r.Code != 200 || len(r.Header.Values("Warning")) != 0 {
 		t.Errorf("DELETE pod with gracePeriodSeconds = %d, warnings %q", r.Code, r.Header.Values("Warning"))
 	}
+	// A pod on a node gets the grace period asked for, in the query or
+	// the body, not spec.terminationGracePeriodSeconds.
+	f.Must(201, "POST", pods, `{"metadata":{"name":"q"},"spec":{"nodeName":"n","containers":[{"name":"c","image":"nginx"}]}}`)
+	marked := f.Must(200, "DELETE", pods+"/q?gracePeriodSeconds=5", "")
+	if g := marked["metadata"].(map[string]any)["deletionGracePeriodSeconds"]; g != 5.0 {
+		t.Errorf("deletionGracePeriodSeconds = %v after gracePeriodSeconds=5, want 5", g)
+	}
+	f.Must(200, "DELETE", pods+"/q", `{"gracePeriodSeconds":0}`)
+	f.Status(f.Do("GET", pods+"/q", nil), 404, "NotFound")
 	f.Status(f.Do("DELETE", cms+"/c?gracePeriodSeconds=soon", nil), 400, "BadRequest")
 	st := f.Status(f.Do("DELETE", cms+"/c?orphanDependents=true&propagationPolicy=Background", nil), 422, "Invalid")
 	if !strings.Contains(st["message"].(string), "orphanDependents and deletionPropagation cannot be both set") {

@@ -134,7 +134,7 @@ func (q *request) deleteOptions() (deleteRequest, error) {
 		}
 		dry = true
 	}
-	opts := deleteRequest{DeleteOptions: registry.DeleteOptions{DryRun: dry, Preconditions: do.Preconditions}}
+	opts := deleteRequest{DeleteOptions: registry.DeleteOptions{DryRun: dry, Preconditions: do.Preconditions, GracePeriodSeconds: do.GracePeriodSeconds}}
 	switch {
 	case do.PropagationPolicy != nil:
 		opts.PropagationPolicy = *do.PropagationPolicy
