@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	admissionregistrationv1client "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
 	certificatesv1client "k8s.io/client-go/kubernetes/typed/certificates/v1"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	discoveryv1client "k8s.io/client-go/kubernetes/typed/discovery/v1"
 	flowcontrolv1client "k8s.io/client-go/kubernetes/typed/flowcontrol/v1"
@@ -149,6 +150,7 @@ type loopbackClient struct {
 	discoveryClient discovery.DiscoveryInterfaces
 	admission       admissionregistrationv1client.AdmissionregistrationV1Interface
 	certs           certificatesv1client.CertificatesV1Interface
+	coordination    coordinationv1client.CoordinationV1Interface
 	core            corev1client.CoreV1Interface
 	discovery       discoveryv1client.DiscoveryV1Interface
 	flowcontrol     flowcontrolv1client.FlowcontrolV1Interface
@@ -170,6 +172,8 @@ func newLoopbackClient(cfg *rest.Config, started <-chan struct{}) (*loopbackClie
 	c.admission, err = admissionregistrationv1client.NewForConfig(cfg)
 	add(err)
 	c.certs, err = certificatesv1client.NewForConfig(cfg)
+	add(err)
+	c.coordination, err = coordinationv1client.NewForConfig(cfg)
 	add(err)
 	c.core, err = corev1client.NewForConfig(cfg)
 	add(err)
@@ -240,6 +244,12 @@ func (c *loopbackClient) AdmissionregistrationV1() admissionregistrationv1client
 // CertificatesV1 is certificates.k8s.io/v1's client.
 func (c *loopbackClient) CertificatesV1() certificatesv1client.CertificatesV1Interface {
 	return c.certs
+}
+
+// CoordinationV1 is coordination.k8s.io/v1's client (the simulated
+// nodes' Leases).
+func (c *loopbackClient) CoordinationV1() coordinationv1client.CoordinationV1Interface {
+	return c.coordination
 }
 
 // NodeV1 is node.k8s.io/v1's client.
