@@ -68,6 +68,10 @@ type options struct {
 	// DefaultDisabledAdmissionPlugins.
 	enable, disable []string
 	admissionSet    bool
+	// The simulated cluster: see WithNodes, WithScheduler, WithKubelet.
+	nodes              int
+	scheduler, kubelet bool
+	podCompleteAfter   time.Duration
 }
 
 // DefaultControllers are the controllers an environment runs unless
@@ -89,6 +93,34 @@ var DefaultDisabledAdmissionPlugins = []string{"ServiceAccount"}
 // DefaultControllers.
 func WithControllers(list ...string) Option {
 	return func(o *options) { o.controllers = append([]string{}, list...) }
+}
+
+// WithNodes registers n simulated nodes, kept Ready with their Leases
+// renewed as kubelets keep them (see package cluster). An environment
+// has no nodes unless asked.
+func WithNodes(n int) Option {
+	return func(o *options) { o.nodes = n }
+}
+
+// WithScheduler runs miniapi's scheduler: pending pods are bound to
+// nodes that can take them.
+func WithScheduler() Option {
+	return func(o *options) { o.scheduler = true }
+}
+
+// WithKubelet runs the simulated kubelet: pods bound to simulated nodes
+// become Running and Ready, Jobs' pods complete after d (0: at once),
+// and deleted pods go after their grace period.
+func WithKubelet(d time.Duration) Option {
+	return func(o *options) { o.kubelet, o.podCompleteAfter = true, d }
+}
+
+// WithCluster is WithNodes(n), WithScheduler and WithKubelet(0): pods
+// run as on a cluster of n nodes.
+func WithCluster(n int) Option {
+	return func(o *options) {
+		o.nodes, o.scheduler, o.kubelet = n, true, true
+	}
 }
 
 // WithAdmissionPlugins enables and disables admission plugins, as
@@ -169,6 +201,11 @@ func Start(t testing.TB, opts ...Option) *Env {
 		Controllers:             o.controllerList(),
 		EnableAdmissionPlugins:  o.enable,
 		DisableAdmissionPlugins: o.disablePlugins(),
+
+		Nodes:            o.nodes,
+		Scheduler:        o.scheduler,
+		Kubelet:          o.kubelet,
+		PodCompleteAfter: o.podCompleteAfter,
 	})
 	if err != nil {
 		t.Fatalf("miniapitest: start miniapi: %v", err)
@@ -206,6 +243,53 @@ func (e *Env) Stop() {
 			e.t.Errorf("miniapitest: stop miniapi: %v", err)
 		}
 	})
+}
+
+// WaitForNodes waits until the simulated nodes have caught up with the
+// server: the nodes WithNodes asks for exist, and every simulated node
+// is Ready with its Lease. It fails the test if they are not running or
+// ctx ends first.
+func (e *Env) WaitForNodes(ctx context.Context) {
+	e.t.Helper()
+	c := e.Server.Cluster()
+	if c == nil || c.Nodes() == nil {
+		e.t.Fatal("miniapitest: WaitForNodes: no simulated nodes (WithNodes, WithCluster)")
+	}
+	if err := c.Nodes().WaitIdle(ctx); err != nil {
+		e.t.Fatalf("miniapitest: WaitForNodes: %v", err)
+	}
+}
+
+// WaitForScheduler waits until the scheduler has caught up with the
+// server: every pod that can be bound now is, and every other pending
+// pod says why not in its PodScheduled condition. It fails the test if
+// the scheduler does not run or ctx ends first.
+func (e *Env) WaitForScheduler(ctx context.Context) {
+	e.t.Helper()
+	c := e.Server.Cluster()
+	if c == nil || c.Scheduler() == nil {
+		e.t.Fatal("miniapitest: WaitForScheduler: no scheduler (WithScheduler, WithCluster)")
+	}
+	if err := c.Scheduler().WaitIdle(ctx); err != nil {
+		e.t.Fatalf("miniapitest: WaitForScheduler: %v", err)
+	}
+}
+
+// WaitForKubelet waits until the simulated kubelet has caught up with
+// the server: every pod on a simulated node is in the state it can
+// reach now (Running, Ready, ended, deleted). Stages that wait on
+// purpose (a readiness delay, a grace period, a Job's run time) are not
+// waited for. It fails the test if the kubelet does not run or ctx ends
+// first.
+func (e *Env) WaitForKubelet(ctx context.Context) {
+	e.t.Helper()
+	c := e.Server.Cluster()
+	if c == nil || c.Kubelet() == nil {
+		e.t.Fatal("miniapitest: WaitForKubelet: no kubelet (WithKubelet, WithCluster)")
+	}
+	if err := c.Kubelet().WaitIdle(ctx); err != nil {
+		e.t.Fatalf("miniapitest: WaitForKubelet: %v", err)
+	}
 }
 
 // createNamespaces creates the namespaces that do not exist yet.

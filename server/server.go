@@ -19,6 +19,7 @@ import (
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/apiextensions"
 	"github.com/miniapi/miniapi/builtin"
+	"github.com/miniapi/miniapi/cluster"
 	"github.com/miniapi/miniapi/controllers"
 	"github.com/miniapi/miniapi/endpoints"
 	"github.com/miniapi/miniapi/endpoints/handlers"
@@ -109,6 +110,18 @@ type Config struct {
 	// kube-controller-manager's --controllers form ("*", "name", "-name";
 	// see controllers.Select). Empty runs them all.
 	Controllers []string
+	// Nodes is how many simulated nodes to register (see package
+	// cluster); 0 registers none.
+	Nodes int
+	// Scheduler runs miniapi's scheduler, which binds pending pods to
+	// nodes.
+	Scheduler bool
+	// Kubelet runs the simulated kubelet of the simulated nodes: their
+	// pods run, on paper. With Nodes, it also keeps the nodes Ready.
+	Kubelet bool
+	// PodCompleteAfter is how long a Job's pods run on a simulated node
+	// before they succeed; 0 means at once.
+	PodCompleteAfter time.Duration
 	// ServiceClusterIPRange and ServiceNodePortRange are where Services'
 	// ClusterIPs and NodePorts come from, as kube-apiserver's flags of
 	// the same names; empty means kube-apiserver's defaults.
@@ -179,6 +192,9 @@ type Server struct {
 	// the webhook resolver, started once the handler is built.
 	informers       *informerFactory
 	webhookResolver *webhookResolver
+	// cluster is the simulated nodes, scheduler and kubelet; nil when
+	// none runs.
+	cluster *cluster.Cluster
 	// id names this server to admission plugins that record it.
 	id string
 	// converters convert the objects of CRDs whose conversion strategy
@@ -409,6 +425,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if err := s.startAPIServices(bg, local); err != nil {
+		return nil, err
+	}
+	if err := s.startCluster(ctx, bg, cfg); err != nil {
 		return nil, err
 	}
 	ok = true
