@@ -92,7 +92,7 @@ func TestGolden(t *testing.T) {
 
 	t.Run("kubectl", func(t *testing.T) {
 		ctx := context.Background()
-		srv := startServer(t, t.TempDir(), "--disable-admission-plugins", "ServiceAccount")
+		srv := startServer(t, t.TempDir(), bareServer...)
 		g := newGoldenTarget(t, clientConfig(t, srv))
 		g.createNamespaces(ctx, t, goldenNamespaces(cases))
 		var recorded []goldenKubectlAnswer
@@ -123,8 +123,8 @@ func goldenServer(t *testing.T) *rest.Config {
 	}
 	// As the reference server the answers were captured from: its
 	// admission chain is kube-apiserver's default less ServiceAccount,
-	// as envtest's.
-	srv := startServer(t, t.TempDir(), "--token-auth-file", tokens, "--disable-admission-plugins", "ServiceAccount")
+	// as envtest's (bareServer).
+	srv := startServer(t, t.TempDir(), append([]string{"--token-auth-file", tokens}, bareServer...)...)
 	cfg := clientConfig(t, srv)
 	cfg.CertData, cfg.KeyData, cfg.BearerToken = nil, nil, goldenAdminToken
 	return cfg

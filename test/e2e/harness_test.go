@@ -56,6 +56,13 @@ type serverProc struct {
 	stopOnce sync.Once
 }
 
+// bareServer are the flags of a server like the reference
+// kube-apiserver: without the simulated cluster (no nodes, scheduler or
+// kubelet; a new pod stays Pending) and, as envtest, without the
+// ServiceAccount admission plugin. For tests that compare answers with
+// kube-apiserver alone.
+var bareServer = []string{"--nodes=0", "--scheduler=false", "--kubelet=false", "--disable-admission-plugins=ServiceAccount"}
+
 // startServer starts the built miniapi on a free loopback port with
 // dataDir and extraArgs, and returns once it has printed the URL it serves
 // (failing the test after startTimeout). A cleanup stops it with SIGTERM

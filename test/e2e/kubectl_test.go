@@ -152,7 +152,8 @@ func column(t *testing.T, out, name string) []string {
 }
 
 // kubectlServer starts a server with the widgets resources file for the
-// kubectl tests.
+// kubectl tests, without the simulated cluster: they were compared with
+// kube-apiserver alone.
 func kubectlServer(t *testing.T) *serverProc {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "resources.yaml")
@@ -160,7 +161,7 @@ func kubectlServer(t *testing.T) *serverProc {
 		t.Fatal(err)
 	}
 	kubectlPath(t) // build first, so the server's clock starts with the test
-	return startServer(t, t.TempDir(), "--resources", file)
+	return startServer(t, t.TempDir(), append([]string{"--resources", file}, bareServer...)...)
 }
 
 // TestKubectlDiscovery runs kubectl version, api-versions and
