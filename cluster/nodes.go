@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -115,6 +116,10 @@ func (n *Nodes) register(ctx context.Context) error {
 		}
 	}
 	n.mu.Unlock()
+	// The nodes are created at once, in parallel; their Leases come from
+	// the node loop (sync), off the start-up path.
+	var wg sync.WaitGroup
+	errs := make([]error, n.count)
 	for i := range n.count {
 		name := NodeName(i)
 		if have[name] {
@@ -124,18 +129,15 @@ func (n *Nodes) register(ctx context.Context) error {
 		if err := n.complete(node, time.Now()); err != nil {
 			return err
 		}
-		created, err := n.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("cluster: register node %s: %w", name, err)
-		}
-		if err := n.ensureLease(ctx, created); err != nil {
-			return err
-		}
+		wg.Go(func() {
+			_, err := n.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				errs[i] = fmt.Errorf("cluster: register node %s: %w", name, err)
+			}
+		})
 	}
-	return nil
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // run reconciles nodes and renews Leases until ctx ends.

@@ -20,6 +20,8 @@ func TestKubectlSimulatedCluster(t *testing.T) {
 	if len(strings.Split(strings.TrimSpace(out), "\n")) != 1 || len(fields) < 2 || fields[0] != "node-0" || fields[1] != "Ready" {
 		t.Fatalf("kubectl get nodes:\n%s\nwant node-0 Ready", out)
 	}
+	// The Lease comes a moment after the node, as a kubelet's does.
+	kubectl(t, srv, "wait", "--for=create", "-n", "kube-node-lease", "lease/node-0", "--timeout=10s")
 	if got := kubectl(t, srv, "get", "lease", "-n", "kube-node-lease", "node-0", "-o", "jsonpath={.spec.holderIdentity}"); got != "node-0" {
 		t.Errorf("node-0's Lease holder %q", got)
 	}
