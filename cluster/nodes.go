@@ -96,8 +96,8 @@ func newNodes(cfg Config) (*Nodes, error) {
 // isSimulated reports whether node is one of ours.
 func isSimulated(node *corev1.Node) bool { return node.Labels[SimulatedLabel] == "true" }
 
-// register creates the nodes that do not exist yet, with their status
-// and Lease, as a kubelet registers its node.
+// register creates the nodes that do not exist yet, with their status,
+// as a kubelet registers its node (the node loop adds the Lease).
 func (n *Nodes) register(ctx context.Context) error {
 	if n.count == 0 {
 		return nil
