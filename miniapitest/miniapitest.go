@@ -96,8 +96,8 @@ func WithControllers(list ...string) Option {
 }
 
 // WithNodes registers n simulated nodes, kept Ready with their Leases
-// renewed as kubelets keep them (see package cluster). An environment
-// has no nodes unless asked.
+// renewed as kubelets keep them (see package cluster); Start returns
+// once they are complete. An environment has no nodes unless asked.
 func WithNodes(n int) Option {
 	return func(o *options) { o.nodes = n }
 }
@@ -218,6 +218,13 @@ func Start(t testing.TB, opts ...Option) *Env {
 	}
 	e.Config = srv.AdminConfig()
 	e.Config.QPS, e.Config.Burst = 1000, 2000
+	// Nodes are complete (Ready, untainted, with a podCIDR) before the
+	// test's first pod, so that it is scheduled at once.
+	if c := srv.Cluster(); c != nil && c.Nodes() != nil && o.nodes > 0 {
+		if err := c.Nodes().WaitIdle(ctx); err != nil {
+			t.Fatalf("miniapitest: nodes: %v", err)
+		}
+	}
 	if err := e.createNamespaces(ctx, o.namespaces); err != nil {
 		t.Fatalf("miniapitest: %v", err)
 	}
