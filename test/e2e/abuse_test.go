@@ -27,6 +27,7 @@ func TestAbuse(t *testing.T) {
 			}},
 		},
 	})
+	srv.waitEstablished(t, "blobs.abuse.example.com")
 	const blobs = "/apis/abuse.example.com/v1/namespaces/default/blobs"
 	blob := func(name string, size int) map[string]any {
 		return map[string]any{

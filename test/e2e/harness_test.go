@@ -441,3 +441,31 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// waitEstablished polls the CRD named name until its Established
+// condition is True, as clients of kube-apiserver do before using a new
+// CRD (kubectl wait --for=condition=Established), failing the test after
+// startTimeout.
+func (p *serverProc) waitEstablished(t *testing.T, name string) {
+	t.Helper()
+	deadline := time.Now().Add(startTimeout)
+	for {
+		r := p.do(t, "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"+name, nil)
+		var crd struct {
+			Status struct {
+				Conditions []struct{ Type, Status string } `json:"conditions"`
+			} `json:"status"`
+		}
+		if r.code == 200 && json.Unmarshal(r.body, &crd) == nil {
+			for _, c := range crd.Status.Conditions {
+				if c.Type == "Established" && c.Status == "True" {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("CRD %s not Established after %v: %d %s", name, startTimeout, r.code, r.body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
