@@ -8,29 +8,62 @@ import (
 	"strings"
 
 	"github.com/miniapi/miniapi/registry"
+	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
 )
 
 // Names of the built-in controllers, as kube-controller-manager's
 // --controllers flag names them.
 const (
-	NamespaceControllerName = "namespace-controller"
-	GarbageCollectorName    = "garbage-collector-controller"
+	NamespaceControllerName = names.NamespaceController
+	GarbageCollectorName    = names.GarbageCollectorController
 	// ServiceAccountControllerName is kube's own controller, run by the
 	// server (it needs the server's client and informers): it keeps a
 	// "default" ServiceAccount in every namespace, which the
 	// ServiceAccount admission plugin gives pods.
-	ServiceAccountControllerName = "serviceaccount-controller"
+	ServiceAccountControllerName = names.ServiceAccountController
 	// ValidatingAdmissionPolicyStatusControllerName is kube's own
 	// controller, run by the server: it type-checks each
 	// ValidatingAdmissionPolicy's expressions against the kinds it
 	// matches and records the warnings in its status.
-	ValidatingAdmissionPolicyStatusControllerName = "validatingadmissionpolicy-status-controller"
+	ValidatingAdmissionPolicyStatusControllerName = names.ValidatingAdmissionPolicyStatusController
 )
+
+// builtins are the built-in controllers, in the order they start, each
+// with the aliases kube-controller-manager accepts for it. The first two
+// are miniapi's own (New builds them); the server runs the others, which
+// are kube-controller-manager's, from k8s.io/kubernetes/pkg/controller.
+var builtins = []struct {
+	name    string
+	aliases []string
+}{
+	{NamespaceControllerName, []string{"namespace"}},
+	{GarbageCollectorName, []string{"garbagecollector"}},
+	{ServiceAccountControllerName, []string{"serviceaccount"}},
+	{names.RootCACertificatePublisherController, []string{"root-ca-cert-publisher"}},
+	{names.DeploymentController, []string{"deployment"}},
+	{names.ReplicaSetController, []string{"replicaset"}},
+	{names.StatefulSetController, []string{"statefulset"}},
+	{names.DaemonSetController, []string{"daemonset"}},
+	{names.JobController, []string{"job"}},
+	{names.CronJobController, []string{"cronjob"}},
+	{names.TTLAfterFinishedController, []string{"ttl-after-finished"}},
+	{names.ReplicationControllerController, []string{"replicationcontroller"}},
+	{names.EndpointsController, []string{"endpoint"}},
+	{names.EndpointSliceController, []string{"endpointslice"}},
+	{names.EndpointSliceMirroringController, []string{"endpointslicemirroring"}},
+	{names.DisruptionController, []string{"disruption"}},
+	{names.ResourceQuotaController, []string{"resourcequota"}},
+	{names.PodGarbageCollectorController, []string{"podgc"}},
+	{ValidatingAdmissionPolicyStatusControllerName, []string{"validatingadmissionpolicy-status"}},
+}
 
 // Names lists every built-in controller; all are on by default.
 func Names() []string {
-	return []string{NamespaceControllerName, GarbageCollectorName, ServiceAccountControllerName,
-		ValidatingAdmissionPolicyStatusControllerName}
+	out := make([]string, len(builtins))
+	for i, b := range builtins {
+		out[i] = b.name
+	}
+	return out
 }
 
 // Controller is one control loop. Run works until ctx ends and returns
@@ -44,24 +77,30 @@ type Selection map[string]bool
 
 // Select reads a list in kube-controller-manager's --controllers form:
 // "*" turns on every controller that is on by default, "name" turns one
-// on, "-name" turns it off. An empty list means "*".
+// on, "-name" turns it off; a name may be one of kube-controller-manager's
+// aliases ("deployment" for "deployment-controller"). An empty list means
+// "*".
 func Select(list []string) (Selection, error) {
 	if len(list) == 0 {
 		list = []string{"*"}
 	}
-	known := map[string]bool{}
-	for _, n := range Names() {
-		known[n] = true
+	known := map[string]string{}
+	for _, b := range builtins {
+		known[b.name] = b.name
+		for _, a := range b.aliases {
+			known[a] = b.name
+		}
 	}
 	all := false
 	on, off := map[string]bool{}, map[string]bool{}
 	for _, item := range list {
 		item = strings.TrimSpace(item)
 		name, disable := strings.CutPrefix(item, "-")
+		name, ok := known[name]
 		switch {
 		case item == "*":
 			all = true
-		case !known[name]:
+		case !ok:
 			return nil, fmt.Errorf("controllers: unknown controller %q (known: *, %s)", item, strings.Join(Names(), ", "))
 		case disable:
 			off[name] = true

@@ -15,7 +15,20 @@ import (
 )
 
 func TestSelect(t *testing.T) {
-	all := map[string]bool{NamespaceControllerName: true, GarbageCollectorName: true, ServiceAccountControllerName: true, ValidatingAdmissionPolicyStatusControllerName: true}
+	// only is the selection with exactly on turned on.
+	only := func(on ...string) map[string]bool {
+		m := map[string]bool{}
+		for _, n := range Names() {
+			m[n] = slices.Contains(on, n)
+		}
+		return m
+	}
+	all := only(Names()...)
+	allBut := func(off string) map[string]bool {
+		m := only(Names()...)
+		m[off] = false
+		return m
+	}
 	for _, tc := range []struct {
 		name string
 		list []string
@@ -24,10 +37,12 @@ func TestSelect(t *testing.T) {
 	}{
 		{name: "default", list: nil, want: all},
 		{name: "star", list: []string{"*"}, want: all},
-		{name: "star minus one", list: []string{"*", "-" + GarbageCollectorName}, want: map[string]bool{NamespaceControllerName: true, GarbageCollectorName: false, ServiceAccountControllerName: true, ValidatingAdmissionPolicyStatusControllerName: true}},
-		{name: "only one", list: []string{NamespaceControllerName}, want: map[string]bool{NamespaceControllerName: true, GarbageCollectorName: false, ServiceAccountControllerName: false, ValidatingAdmissionPolicyStatusControllerName: false}},
-		{name: "none", list: []string{"-" + NamespaceControllerName, "-" + GarbageCollectorName, "-" + ServiceAccountControllerName, "-" + ValidatingAdmissionPolicyStatusControllerName}, want: map[string]bool{NamespaceControllerName: false, GarbageCollectorName: false, ServiceAccountControllerName: false, ValidatingAdmissionPolicyStatusControllerName: false}},
-		{name: "unknown", list: []string{"*", "-replicaset-controller"}, err: true},
+		{name: "star minus one", list: []string{"*", "-" + GarbageCollectorName}, want: allBut(GarbageCollectorName)},
+		{name: "star minus an alias", list: []string{"*", "-deployment"}, want: allBut("deployment-controller")},
+		{name: "only one", list: []string{NamespaceControllerName}, want: only(NamespaceControllerName)},
+		{name: "aliases", list: []string{"job", "podgc"}, want: only("job-controller", "pod-garbage-collector-controller")},
+		{name: "none", list: []string{"-" + NamespaceControllerName}, want: only()},
+		{name: "unknown", list: []string{"*", "-node-lifecycle-controller"}, err: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Select(tc.list)

@@ -11,6 +11,10 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/informers/admissionregistration"
 	admissionregistrationv1 "k8s.io/client-go/informers/admissionregistration/v1"
+	"k8s.io/client-go/informers/apps"
+	appsv1 "k8s.io/client-go/informers/apps/v1"
+	"k8s.io/client-go/informers/batch"
+	batchv1 "k8s.io/client-go/informers/batch/v1"
 	"k8s.io/client-go/informers/core"
 	"k8s.io/client-go/informers/discovery"
 	discoveryv1 "k8s.io/client-go/informers/discovery/v1"
@@ -19,6 +23,8 @@ import (
 	networkingv1 "k8s.io/client-go/informers/networking/v1"
 	"k8s.io/client-go/informers/node"
 	nodev1 "k8s.io/client-go/informers/node/v1"
+	"k8s.io/client-go/informers/policy"
+	policyv1 "k8s.io/client-go/informers/policy/v1"
 	"k8s.io/client-go/informers/resource"
 	resourcev1 "k8s.io/client-go/informers/resource/v1"
 	"k8s.io/client-go/informers/scheduling"
@@ -136,10 +142,13 @@ func (f *informerFactory) WaitForCacheSyncWithContext(ctx context.Context) cache
 
 // ForResource returns the shared informer of a core resource the
 // server's components read by resource: the parameters of admission
-// policies (ConfigMaps, Secrets) and quota's listers. For any other
-// resource it returns an error, on which kube's policy plugin falls back
-// to an informer of its own over the dynamic client, as it does for
-// custom resources.
+// policies (ConfigMaps, Secrets), and what the resource quota
+// evaluators read as typed objects or count. For any other resource it
+// returns an error, on which kube's policy plugin falls back to an
+// informer of its own over the dynamic client, as it does for custom
+// resources, and the quota controller to a metadata informer.
+// client-go's ForResource switches over every resource of every group,
+// and would link them all.
 func (f *informerFactory) ForResource(r schema.GroupVersionResource) (informers.GenericInformer, error) {
 	if r.Group != "" || r.Version != "v1" {
 		return nil, fmt.Errorf("server: no shared informer for %v", r)
@@ -157,6 +166,8 @@ func (f *informerFactory) ForResource(r schema.GroupVersionResource) (informers.
 		inf = core.Services().Informer()
 	case "persistentvolumeclaims":
 		inf = core.PersistentVolumeClaims().Informer()
+	case "replicationcontrollers":
+		inf = core.ReplicationControllers().Informer()
 	case "resourcequotas":
 		inf = core.ResourceQuotas().Informer()
 	default:
@@ -185,6 +196,15 @@ func (f *informerFactory) Admissionregistration() admissionregistration.Interfac
 	return admissionGroup{f: f}
 }
 
+// Apps returns the apps/v1 informers.
+func (f *informerFactory) Apps() apps.Interface { return appsGroup{f: f} }
+
+// Batch returns the batch/v1 informers.
+func (f *informerFactory) Batch() batch.Interface { return batchGroup{f: f} }
+
+// Policy returns the policy/v1 informers.
+func (f *informerFactory) Policy() policy.Interface { return policyGroup{f: f} }
+
 // Core returns the core group's informers.
 func (f *informerFactory) Core() core.Interface { return core.New(f, "", nil) }
 
@@ -210,6 +230,18 @@ func (f *informerFactory) Storage() storage.Interface { return storageGroup{f: f
 type (
 	admissionGroup struct {
 		admissionregistration.Interface
+		f *informerFactory
+	}
+	appsGroup struct {
+		apps.Interface
+		f *informerFactory
+	}
+	batchGroup struct {
+		batch.Interface
+		f *informerFactory
+	}
+	policyGroup struct {
+		policy.Interface
 		f *informerFactory
 	}
 	discoveryGroup struct {
@@ -241,6 +273,9 @@ type (
 func (g admissionGroup) V1() admissionregistrationv1.Interface {
 	return admissionregistrationv1.New(g.f, "", nil)
 }
+func (g appsGroup) V1() appsv1.Interface             { return appsv1.New(g.f, "", nil) }
+func (g batchGroup) V1() batchv1.Interface           { return batchv1.New(g.f, "", nil) }
+func (g policyGroup) V1() policyv1.Interface         { return policyv1.New(g.f, "", nil) }
 func (g discoveryGroup) V1() discoveryv1.Interface   { return discoveryv1.New(g.f, "", nil) }
 func (g networkingGroup) V1() networkingv1.Interface { return networkingv1.New(g.f, "", nil) }
 func (g nodeGroup) V1() nodev1.Interface             { return nodev1.New(g.f, "", nil) }

@@ -3,40 +3,231 @@ package server
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
 
 	"github.com/miniapi/miniapi/admission"
 	"github.com/miniapi/miniapi/controllers"
+	"github.com/miniapi/miniapi/registry"
 	apiextensionsscheme "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/scheme"
 	validatingpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
+	"k8s.io/apiserver/pkg/quota/v1/generic"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	k8sscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/scale"
+	"k8s.io/client-go/util/flowcontrol"
+	cmconfig "k8s.io/controller-manager/config/v1alpha1"
+	"k8s.io/controller-manager/pkg/informerfactory"
 	"k8s.io/klog/v2"
+	kcmconfig "k8s.io/kube-controller-manager/config/v1alpha1"
+	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
+	pkgcontroller "k8s.io/kubernetes/pkg/controller"
+	"k8s.io/kubernetes/pkg/controller/certificates/rootcacertpublisher"
+	"k8s.io/kubernetes/pkg/controller/cronjob"
+	cronjobconfig "k8s.io/kubernetes/pkg/controller/cronjob/config/v1alpha1"
+	"k8s.io/kubernetes/pkg/controller/daemon"
+	daemonconfig "k8s.io/kubernetes/pkg/controller/daemon/config/v1alpha1"
+	"k8s.io/kubernetes/pkg/controller/deployment"
+	deploymentconfig "k8s.io/kubernetes/pkg/controller/deployment/config/v1alpha1"
+	"k8s.io/kubernetes/pkg/controller/disruption"
+	disruptionconfig "k8s.io/kubernetes/pkg/controller/disruption/config/v1alpha1"
+	"k8s.io/kubernetes/pkg/controller/endpoint"
+	endpointconfig "k8s.io/kubernetes/pkg/controller/endpoint/config/v1alpha1"
+	"k8s.io/kubernetes/pkg/controller/endpointslice"
+	endpointsliceconfig "k8s.io/kubernetes/pkg/controller/endpointslice/config/v1alpha1"
+	"k8s.io/kubernetes/pkg/controller/endpointslicemirroring"
+	endpointslicemirroringconfig "k8s.io/kubernetes/pkg/controller/endpointslicemirroring/config/v1alpha1"
+	"k8s.io/kubernetes/pkg/controller/job"
+	jobconfig "k8s.io/kubernetes/pkg/controller/job/config/v1alpha1"
+	"k8s.io/kubernetes/pkg/controller/podgc"
+	podgcconfig "k8s.io/kubernetes/pkg/controller/podgc/config/v1alpha1"
+	"k8s.io/kubernetes/pkg/controller/replicaset"
+	replicasetconfig "k8s.io/kubernetes/pkg/controller/replicaset/config/v1alpha1"
+	"k8s.io/kubernetes/pkg/controller/replication"
+	replicationconfig "k8s.io/kubernetes/pkg/controller/replication/config/v1alpha1"
+	"k8s.io/kubernetes/pkg/controller/resourcequota"
+	resourcequotaconfig "k8s.io/kubernetes/pkg/controller/resourcequota/config/v1alpha1"
 	"k8s.io/kubernetes/pkg/controller/serviceaccount"
+	"k8s.io/kubernetes/pkg/controller/statefulset"
+	statefulsetconfig "k8s.io/kubernetes/pkg/controller/statefulset/config/v1alpha1"
+	"k8s.io/kubernetes/pkg/controller/ttlafterfinished"
+	ttlafterfinishedconfig "k8s.io/kubernetes/pkg/controller/ttlafterfinished/config/v1alpha1"
 	"k8s.io/kubernetes/pkg/controller/validatingadmissionpolicystatus"
 	"k8s.io/kubernetes/pkg/generated/openapi"
+	quotainstall "k8s.io/kubernetes/pkg/quota/v1/install"
 )
 
-// startKubeControllers runs, until ctx ends, the controllers of
-// kube-controller-manager that miniapi takes as they are, over the
-// server's loopback client and shared informers (started after).
+// kubeControllers are the controllers of kube-controller-manager that
+// miniapi runs as they are, built as kube-controller-manager builds them
+// (cmd/kube-controller-manager/app) with its default options, over the
+// server's loopback client and shared informers instead of its own.
+type kubeControllers struct {
+	reg       *registry.Registry
+	client    *loopbackClient
+	config    *rest.Config
+	informers *informerFactory
+	cfg       kcmconfig.KubeControllerManagerConfiguration
+	// rootCA is what kube-root-ca.crt publishes: the CA of the served
+	// certificate, nil with plain HTTP.
+	rootCA []byte
+
+	// Built on first use, for the controllers that need them: a RESTMapper
+	// over discovery (disruption) and metadata-only informers for the
+	// resources the resource quota controller counts.
+	mapper   *restmapper.DeferredDiscoveryRESTMapper
+	metadata metadatainformer.SharedInformerFactory
+	// informersStarted is closed once the informers run, as
+	// kube-controller-manager's InformersStarted: the quota monitors wait
+	// for it before they add informers of their own.
+	informersStarted chan struct{}
+}
+
+// kubeControllerFunc builds one controller and returns what runs it until
+// ctx ends; the run function returns after its goroutines have exited.
+type kubeControllerFunc func(ctx context.Context, k *kubeControllers) (func(context.Context), error)
+
+// kubeControllerFuncs are kube-controller-manager's controllers by name
+// (the names controllers.Names lists and the server runs).
+var kubeControllerFuncs = map[string]kubeControllerFunc{
+	names.ServiceAccountController:                  newServiceAccountController,
+	names.RootCACertificatePublisherController:      newRootCAPublisher,
+	names.DeploymentController:                      newDeploymentController,
+	names.ReplicaSetController:                      newReplicaSetController,
+	names.StatefulSetController:                     newStatefulSetController,
+	names.DaemonSetController:                       newDaemonSetController,
+	names.JobController:                             newJobController,
+	names.CronJobController:                         newCronJobController,
+	names.TTLAfterFinishedController:                newTTLAfterFinishedController,
+	names.ReplicationControllerController:           newReplicationController,
+	names.EndpointsController:                       newEndpointsController,
+	names.EndpointSliceController:                   newEndpointSliceController,
+	names.EndpointSliceMirroringController:          newEndpointSliceMirroringController,
+	names.DisruptionController:                      newDisruptionController,
+	names.ResourceQuotaController:                   newResourceQuotaController,
+	names.PodGarbageCollectorController:             newPodGCController,
+	names.ValidatingAdmissionPolicyStatusController: newPolicyStatusController,
+}
+
+// kubeControllerDefaults is kube-controller-manager's default component
+// configuration for the controllers miniapi runs, from kube's own
+// defaulting functions.
+func kubeControllerDefaults() kcmconfig.KubeControllerManagerConfiguration {
+	var c kcmconfig.KubeControllerManagerConfiguration
+	cmconfig.RecommendedDefaultGenericControllerManagerConfiguration(&c.Generic)
+	deploymentconfig.RecommendedDefaultDeploymentControllerConfiguration(&c.DeploymentController)
+	replicasetconfig.RecommendedDefaultReplicaSetControllerConfiguration(&c.ReplicaSetController)
+	statefulsetconfig.RecommendedDefaultStatefulSetControllerConfiguration(&c.StatefulSetController)
+	daemonconfig.RecommendedDefaultDaemonSetControllerConfiguration(&c.DaemonSetController)
+	jobconfig.RecommendedDefaultJobControllerConfiguration(&c.JobController)
+	cronjobconfig.RecommendedDefaultCronJobControllerConfiguration(&c.CronJobController)
+	ttlafterfinishedconfig.RecommendedDefaultTTLAfterFinishedControllerConfiguration(&c.TTLAfterFinishedController)
+	replicationconfig.RecommendedDefaultReplicationControllerConfiguration(&c.ReplicationController)
+	endpointconfig.RecommendedDefaultEndpointControllerConfiguration(&c.EndpointController)
+	endpointsliceconfig.RecommendedDefaultEndpointSliceControllerConfiguration(&c.EndpointSliceController)
+	endpointslicemirroringconfig.RecommendedDefaultEndpointSliceMirroringControllerConfiguration(&c.EndpointSliceMirroringController)
+	disruptionconfig.RecommendedDefaultDisruptionControllerConfiguration(&c.DisruptionController)
+	resourcequotaconfig.RecommendedDefaultResourceQuotaControllerConfiguration(&c.ResourceQuotaController)
+	podgcconfig.RecommendedDefaultPodGCControllerConfiguration(&c.PodGCController)
+	return c
+}
+
+// startKubeControllers builds the selected controllers of
+// kube-controller-manager and runs each, until ctx ends, on a goroutine
+// the server's background group owns. Their informers are the server's
+// shared informers, started after (see started).
 func (s *Server) startKubeControllers(ctx context.Context, sel controllers.Selection) error {
-	if sel.Enabled(controllers.ServiceAccountControllerName) {
-		core := s.informers.Core().V1()
-		sa, err := serviceaccount.NewServiceAccountsController(klog.Background(), core.ServiceAccounts(), core.Namespaces(),
-			s.sec.client, serviceaccount.DefaultServiceAccountsControllerOptions())
-		if err != nil {
-			return fmt.Errorf("server: %s: %w", controllers.ServiceAccountControllerName, err)
-		}
-		s.background.Go(func() { sa.Run(ctx, 1) })
+	k := &kubeControllers{
+		reg:              s.reg,
+		client:           s.sec.client,
+		config:           s.ownConfig(),
+		informers:        s.informers,
+		cfg:              kubeControllerDefaults(),
+		rootCA:           s.sec.servingCA,
+		informersStarted: make(chan struct{}),
 	}
-	if sel.Enabled(controllers.ValidatingAdmissionPolicyStatusControllerName) {
-		c, err := s.newPolicyStatusController()
-		if err != nil {
-			return fmt.Errorf("server: %s: %w", controllers.ValidatingAdmissionPolicyStatusControllerName, err)
+	s.kubeControllers = k
+	for _, name := range controllers.Names() {
+		build, ok := kubeControllerFuncs[name]
+		if !ok || !sel.Enabled(name) {
+			continue
 		}
-		s.background.Go(func() { c.Run(ctx, policyStatusWorkers) })
+		// Each controller logs under its name, as in kube-controller-manager.
+		logger := klog.LoggerWithName(klog.Background(), name)
+		cctx := klog.NewContext(ctx, logger)
+		run, err := build(cctx, k)
+		if err != nil {
+			return fmt.Errorf("server: %s: %w", name, err)
+		}
+		if run == nil {
+			continue
+		}
+		s.background.Go(func() { run(cctx) })
 	}
 	return nil
+}
+
+// started tells the controllers that the shared informers run, and
+// starts the metadata informers, until ctx ends.
+func (k *kubeControllers) started(ctx context.Context) {
+	if k == nil {
+		return
+	}
+	if k.metadata != nil {
+		k.metadata.Start(ctx.Done())
+	}
+	close(k.informersStarted)
+}
+
+// shutdown waits for the metadata informers, once ctx has ended.
+func (k *kubeControllers) shutdown() {
+	if k != nil && k.metadata != nil {
+		k.metadata.Shutdown()
+	}
+}
+
+// restMapper is kube-controller-manager's RESTMapper: discovery, cached
+// and reread when a kind is not found.
+func (k *kubeControllers) restMapper() *restmapper.DeferredDiscoveryRESTMapper {
+	if k.mapper == nil {
+		k.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(k.client.Discovery()))
+	}
+	return k.mapper
+}
+
+// metadataInformers are informers of objects' metadata only, for the
+// resources no typed informer is linked for.
+func (k *kubeControllers) metadataInformers() (metadatainformer.SharedInformerFactory, error) {
+	if k.metadata == nil {
+		client, err := metadata.NewForConfig(k.config)
+		if err != nil {
+			return nil, err
+		}
+		k.metadata = metadatainformer.NewSharedInformerFactory(client, k.resyncPeriod())
+	}
+	return k.metadata, nil
+}
+
+// resyncPeriod is kube-controller-manager's: between one and two
+// MinResyncPeriods, at random, so informers do not resync in step.
+func (k *kubeControllers) resyncPeriod() time.Duration {
+	return time.Duration(float64(k.cfg.Generic.MinResyncPeriod.Duration) * (1 + rand.Float64()))
+}
+
+func newServiceAccountController(ctx context.Context, k *kubeControllers) (func(context.Context), error) {
+	core := k.informers.Core().V1()
+	c, err := serviceaccount.NewServiceAccountsController(klog.FromContext(ctx), core.ServiceAccounts(), core.Namespaces(),
+		k.client, serviceaccount.DefaultServiceAccountsControllerOptions())
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) { c.Run(ctx, 1) }, nil
 }
 
 // policyStatusWorkers is kube-controller-manager's default
@@ -48,13 +239,186 @@ const policyStatusWorkers = 5
 // resolves the built-in kinds' schemas from kube's generated OpenAPI and
 // the others' (custom resources) from the server's OpenAPI, and maps
 // kinds by the live registry.
-func (s *Server) newPolicyStatusController() (*validatingadmissionpolicystatus.Controller, error) {
+func newPolicyStatusController(_ context.Context, k *kubeControllers) (func(context.Context), error) {
 	schemas := resolver.NewDefinitionsSchemaResolver(openapi.GetOpenAPIDefinitions, k8sscheme.Scheme, apiextensionsscheme.Scheme).
-		Combine(&resolver.ClientDiscoveryResolver{Discovery: s.sec.client.Discovery()})
-	checker := &validatingpolicy.TypeChecker{SchemaResolver: schemas, RestMapper: admission.NewRESTMapper(s.reg)}
-	return validatingadmissionpolicystatus.NewController(
-		s.informers.Admissionregistration().V1().ValidatingAdmissionPolicies(),
-		s.sec.client.AdmissionregistrationV1().ValidatingAdmissionPolicies(),
+		Combine(&resolver.ClientDiscoveryResolver{Discovery: k.client.Discovery()})
+	checker := &validatingpolicy.TypeChecker{SchemaResolver: schemas, RestMapper: admission.NewRESTMapper(k.reg)}
+	c, err := validatingadmissionpolicystatus.NewController(
+		k.informers.Admissionregistration().V1().ValidatingAdmissionPolicies(),
+		k.client.AdmissionregistrationV1().ValidatingAdmissionPolicies(),
 		checker,
 	)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) { c.Run(ctx, policyStatusWorkers) }, nil
+}
+
+func newRootCAPublisher(ctx context.Context, k *kubeControllers) (func(context.Context), error) {
+	if len(k.rootCA) == 0 {
+		// Plain HTTP has no CA to publish; kube-controller-manager would
+		// fail to start this controller.
+		klog.FromContext(ctx).Info("Not publishing kube-root-ca.crt: the server serves plain HTTP, without a CA")
+		return nil, nil
+	}
+	core := k.informers.Core().V1()
+	c, err := rootcacertpublisher.NewPublisher(core.ConfigMaps(), core.Namespaces(), k.client, k.rootCA)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) { c.Run(ctx, 1) }, nil
+}
+
+func newDeploymentController(ctx context.Context, k *kubeControllers) (func(context.Context), error) {
+	inf := k.informers
+	c, err := deployment.NewDeploymentController(ctx, inf.Apps().V1().Deployments(), inf.Apps().V1().ReplicaSets(),
+		inf.Core().V1().Pods(), k.client)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) { c.Run(ctx, int(k.cfg.DeploymentController.ConcurrentDeploymentSyncs)) }, nil
+}
+
+func newReplicaSetController(ctx context.Context, k *kubeControllers) (func(context.Context), error) {
+	inf := k.informers
+	c := replicaset.NewReplicaSetController(ctx, inf.Apps().V1().ReplicaSets(), inf.Core().V1().Pods(), k.client,
+		replicaset.BurstReplicas)
+	return func(ctx context.Context) { c.Run(ctx, int(k.cfg.ReplicaSetController.ConcurrentRSSyncs)) }, nil
+}
+
+func newStatefulSetController(ctx context.Context, k *kubeControllers) (func(context.Context), error) {
+	inf := k.informers
+	c := statefulset.NewStatefulSetController(ctx, inf.Core().V1().Pods(), inf.Apps().V1().StatefulSets(),
+		inf.Core().V1().PersistentVolumeClaims(), inf.Apps().V1().ControllerRevisions(), k.client)
+	return func(ctx context.Context) { c.Run(ctx, int(k.cfg.StatefulSetController.ConcurrentStatefulSetSyncs)) }, nil
+}
+
+func newDaemonSetController(ctx context.Context, k *kubeControllers) (func(context.Context), error) {
+	inf := k.informers
+	c, err := daemon.NewDaemonSetsController(ctx, inf.Apps().V1().DaemonSets(), inf.Apps().V1().ControllerRevisions(),
+		inf.Core().V1().Pods(), inf.Core().V1().Nodes(), k.client, flowcontrol.NewBackOff(time.Second, 15*time.Minute))
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) { c.Run(ctx, int(k.cfg.DaemonSetController.ConcurrentDaemonSetSyncs)) }, nil
+}
+
+func newJobController(ctx context.Context, k *kubeControllers) (func(context.Context), error) {
+	inf := k.informers
+	// The Workload and PodGroup informers are for the WorkloadWithJob
+	// feature, alpha and off: the server does not serve
+	// scheduling.k8s.io/v1beta1's Workloads to a controller.
+	c, err := job.NewController(ctx, k.client, inf.Core().V1().Pods(), inf.Batch().V1().Jobs(), nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) { c.Run(ctx, int(k.cfg.JobController.ConcurrentJobSyncs)) }, nil
+}
+
+func newCronJobController(ctx context.Context, k *kubeControllers) (func(context.Context), error) {
+	inf := k.informers
+	c, err := cronjob.NewControllerV2(ctx, inf.Batch().V1().Jobs(), inf.Batch().V1().CronJobs(), k.client)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) { c.Run(ctx, int(k.cfg.CronJobController.ConcurrentCronJobSyncs)) }, nil
+}
+
+func newTTLAfterFinishedController(ctx context.Context, k *kubeControllers) (func(context.Context), error) {
+	c := ttlafterfinished.New(ctx, k.informers.Batch().V1().Jobs(), k.client)
+	return func(ctx context.Context) { c.Run(ctx, int(k.cfg.TTLAfterFinishedController.ConcurrentTTLSyncs)) }, nil
+}
+
+func newReplicationController(ctx context.Context, k *kubeControllers) (func(context.Context), error) {
+	core := k.informers.Core().V1()
+	c := replication.NewReplicationManager(ctx, core.Pods(), core.ReplicationControllers(), k.client, replication.BurstReplicas)
+	return func(ctx context.Context) { c.Run(ctx, int(k.cfg.ReplicationController.ConcurrentRCSyncs)) }, nil
+}
+
+func newEndpointsController(ctx context.Context, k *kubeControllers) (func(context.Context), error) {
+	core := k.informers.Core().V1()
+	cfg := k.cfg.EndpointController
+	c := endpoint.NewEndpointController(ctx, core.Pods(), core.Services(), core.Endpoints(), k.client,
+		cfg.EndpointUpdatesBatchPeriod.Duration)
+	return func(ctx context.Context) { c.Run(ctx, int(cfg.ConcurrentEndpointSyncs)) }, nil
+}
+
+func newEndpointSliceController(ctx context.Context, k *kubeControllers) (func(context.Context), error) {
+	inf := k.informers
+	cfg := k.cfg.EndpointSliceController
+	c := endpointslice.NewController(ctx, inf.Core().V1().Pods(), inf.Core().V1().Services(), inf.Core().V1().Nodes(),
+		inf.Discovery().V1().EndpointSlices(), cfg.MaxEndpointsPerSlice, k.client, cfg.EndpointUpdatesBatchPeriod.Duration)
+	return func(ctx context.Context) { c.Run(ctx, int(cfg.ConcurrentServiceEndpointSyncs)) }, nil
+}
+
+func newEndpointSliceMirroringController(ctx context.Context, k *kubeControllers) (func(context.Context), error) {
+	inf := k.informers
+	cfg := k.cfg.EndpointSliceMirroringController
+	c := endpointslicemirroring.NewController(ctx, inf.Core().V1().Endpoints(), inf.Discovery().V1().EndpointSlices(),
+		inf.Core().V1().Services(), cfg.MirroringMaxEndpointsPerSubset, k.client, cfg.MirroringEndpointUpdatesBatchPeriod.Duration)
+	return func(ctx context.Context) { c.Run(ctx, int(cfg.MirroringConcurrentServiceEndpointSyncs)) }, nil
+}
+
+func newDisruptionController(ctx context.Context, k *kubeControllers) (func(context.Context), error) {
+	inf := k.informers
+	discovery := k.client.Discovery()
+	scales, err := scale.NewForConfig(k.config, k.restMapper(), dynamic.LegacyAPIPathResolverFunc,
+		scale.NewDiscoveryScaleKindResolver(discovery))
+	if err != nil {
+		return nil, err
+	}
+	c := disruption.NewDisruptionController(ctx, inf.Core().V1().Pods(), inf.Policy().V1().PodDisruptionBudgets(),
+		inf.Core().V1().ReplicationControllers(), inf.Apps().V1().ReplicaSets(), inf.Apps().V1().Deployments(),
+		inf.Apps().V1().StatefulSets(), k.client, k.restMapper(), scales, discovery)
+	return func(ctx context.Context) { c.Run(ctx, int(k.cfg.DisruptionController.ConcurrentDisruptionSyncs)) }, nil
+}
+
+func newResourceQuotaController(ctx context.Context, k *kubeControllers) (func(context.Context), error) {
+	meta, err := k.metadataInformers()
+	if err != nil {
+		return nil, err
+	}
+	// Typed informers for what the evaluators read as typed objects,
+	// metadata for the rest: kube-controller-manager's
+	// ObjectOrMetadataInformerFactory over this server's narrow factory.
+	objects := informerfactory.NewInformerFactory(k.informers, meta)
+	quota, err := quotainstall.NewQuotaConfigurationForControllers(generic.ListerFuncForResourceFunc(objects.ForResource), k.informers)
+	if err != nil {
+		return nil, err
+	}
+	discover := k.client.Discovery().ServerPreferredNamespacedResources
+	cfg := k.cfg.ResourceQuotaController
+	opts := &resourcequota.ControllerOptions{
+		QuotaClient:               k.client.CoreV1(),
+		ResourceQuotaInformer:     k.informers.Core().V1().ResourceQuotas(),
+		ResyncPeriod:              pkgcontroller.StaticResyncPeriodFunc(cfg.ResourceQuotaSyncPeriod.Duration),
+		InformerFactory:           objects,
+		ReplenishmentResyncPeriod: k.resyncPeriod,
+		DiscoveryFunc:             discover,
+		IgnoredResourcesFunc:      quota.IgnoredResources,
+		InformersStarted:          k.informersStarted,
+		Registry:                  generic.NewRegistry(quota.Evaluators()),
+		UpdateFilter:              quotainstall.DefaultUpdateFilter(),
+	}
+	return func(ctx context.Context) {
+		// Built here, not before the server is ready: it reads discovery
+		// to choose what to monitor, which would delay the start.
+		c, err := resourcequota.NewController(ctx, opts)
+		if err != nil {
+			klog.FromContext(ctx).Error(err, "Not starting the resource quota controller")
+			return
+		}
+		var wg sync.WaitGroup
+		// New resources (CRDs) are monitored once discovery finds them,
+		// looked for every 30 s as in kube-controller-manager.
+		wg.Go(func() { c.Sync(ctx, discover, 30*time.Second) })
+		c.Run(ctx, int(cfg.ConcurrentResourceQuotaSyncs))
+		wg.Wait()
+	}, nil
+}
+
+func newPodGCController(ctx context.Context, k *kubeControllers) (func(context.Context), error) {
+	core := k.informers.Core().V1()
+	c := podgc.NewPodGC(ctx, k.client, core.Pods(), core.Nodes(), int(k.cfg.PodGCController.TerminatedPodGCThreshold))
+	return c.Run, nil
 }

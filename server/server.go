@@ -195,6 +195,9 @@ type Server struct {
 	// cluster is the simulated nodes, scheduler and kubelet; nil when
 	// none runs.
 	cluster *cluster.Cluster
+	// kubeControllers are kube-controller-manager's controllers; nil
+	// until startKubeControllers.
+	kubeControllers *kubeControllers
 	// id names this server to admission plugins that record it.
 	id string
 	// converters convert the objects of CRDs whose conversion strategy
@@ -356,9 +359,6 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.conversionServices.set(s.webhookServiceResolver())
-	if err := s.startKubeControllers(bg, sel); err != nil {
-		return nil, err
-	}
 
 	readOnly, mutating := inflightLimits(cfg)
 	if !cfg.DisablePriorityAndFairness {
@@ -395,9 +395,16 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	handler := c.build(s.withIssuerDiscovery(api, cfg))
 	s.inProcess.serve(handler)
-	// The admission plugins' informers list through the in-process
-	// client, which serves from here on; the plugins wait for them.
+	// kube's controllers are built once the in-process client serves:
+	// some read discovery as they are built (resource quota), as in
+	// kube-controller-manager, which starts after kube-apiserver.
+	if err := s.startKubeControllers(bg, sel); err != nil {
+		return nil, err
+	}
+	// The admission plugins' and the controllers' informers list through
+	// the in-process client; the plugins wait for them.
 	s.informers.StartWithContext(bg)
+	s.kubeControllers.started(bg)
 	s.http = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -645,6 +652,7 @@ func (s *Server) stopBackground() {
 	if s.informers != nil {
 		s.informers.Shutdown()
 	}
+	s.kubeControllers.shutdown()
 }
 
 // closeStorage releases the registry's stores, then etcd. Call

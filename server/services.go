@@ -18,6 +18,8 @@ import (
 	networkinginformers "k8s.io/client-go/informers/networking/v1"
 	"k8s.io/client-go/kubernetes"
 	admissionregistrationv1client "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
+	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	batchv1client "k8s.io/client-go/kubernetes/typed/batch/v1"
 	certificatesv1client "k8s.io/client-go/kubernetes/typed/certificates/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -25,6 +27,7 @@ import (
 	flowcontrolv1client "k8s.io/client-go/kubernetes/typed/flowcontrol/v1"
 	networkingv1client "k8s.io/client-go/kubernetes/typed/networking/v1"
 	nodev1client "k8s.io/client-go/kubernetes/typed/node/v1"
+	policyv1client "k8s.io/client-go/kubernetes/typed/policy/v1"
 	rbacv1client "k8s.io/client-go/kubernetes/typed/rbac/v1"
 	resourcev1client "k8s.io/client-go/kubernetes/typed/resource/v1"
 	schedulingv1client "k8s.io/client-go/kubernetes/typed/scheduling/v1"
@@ -137,8 +140,8 @@ func (s *Server) startServices(ctx context.Context, svcs *builtin.Services, cfg 
 	return nil
 }
 
-// loopbackClient is the kubernetes.Interface kube's Service and
-// APIService controllers get: a client of the server's own API for the
+// loopbackClient is the kubernetes.Interface kube's controllers get
+// (the Service and APIService ones, kube-controller-manager's): a client of the server's own API for the
 // groups they use. Building the full clientset would link a client (and
 // an informer) for every group of every version, tens of megabytes, for
 // nothing.
@@ -149,6 +152,8 @@ type loopbackClient struct {
 	kubernetes.Interface
 	discoveryClient discovery.DiscoveryInterfaces
 	admission       admissionregistrationv1client.AdmissionregistrationV1Interface
+	apps            appsv1client.AppsV1Interface
+	batch           batchv1client.BatchV1Interface
 	certs           certificatesv1client.CertificatesV1Interface
 	coordination    coordinationv1client.CoordinationV1Interface
 	core            corev1client.CoreV1Interface
@@ -156,6 +161,7 @@ type loopbackClient struct {
 	flowcontrol     flowcontrolv1client.FlowcontrolV1Interface
 	networking      networkingv1client.NetworkingV1Interface
 	node            nodev1client.NodeV1Interface
+	policy          policyv1client.PolicyV1Interface
 	rbac            rbacv1client.RbacV1Interface
 	resource        resourcev1client.ResourceV1Interface
 	scheduling      schedulingv1client.SchedulingV1Interface
@@ -171,6 +177,10 @@ func newLoopbackClient(cfg *rest.Config, started <-chan struct{}) (*loopbackClie
 	c.discoveryClient = loopbackDiscovery{DiscoveryClient: d, started: started}
 	c.admission, err = admissionregistrationv1client.NewForConfig(cfg)
 	add(err)
+	c.apps, err = appsv1client.NewForConfig(cfg)
+	add(err)
+	c.batch, err = batchv1client.NewForConfig(cfg)
+	add(err)
 	c.certs, err = certificatesv1client.NewForConfig(cfg)
 	add(err)
 	c.coordination, err = coordinationv1client.NewForConfig(cfg)
@@ -184,6 +194,8 @@ func newLoopbackClient(cfg *rest.Config, started <-chan struct{}) (*loopbackClie
 	c.networking, err = networkingv1client.NewForConfig(cfg)
 	add(err)
 	c.node, err = nodev1client.NewForConfig(cfg)
+	add(err)
+	c.policy, err = policyv1client.NewForConfig(cfg)
 	add(err)
 	c.rbac, err = rbacv1client.NewForConfig(cfg)
 	add(err)
@@ -240,6 +252,15 @@ func (c openAPIAfterStart) Paths() (map[string]openapi.GroupVersion, error) {
 func (c *loopbackClient) AdmissionregistrationV1() admissionregistrationv1client.AdmissionregistrationV1Interface {
 	return c.admission
 }
+
+// AppsV1 is apps/v1's client.
+func (c *loopbackClient) AppsV1() appsv1client.AppsV1Interface { return c.apps }
+
+// BatchV1 is batch/v1's client.
+func (c *loopbackClient) BatchV1() batchv1client.BatchV1Interface { return c.batch }
+
+// PolicyV1 is policy/v1's client.
+func (c *loopbackClient) PolicyV1() policyv1client.PolicyV1Interface { return c.policy }
 
 // CertificatesV1 is certificates.k8s.io/v1's client.
 func (c *loopbackClient) CertificatesV1() certificatesv1client.CertificatesV1Interface {
