@@ -84,7 +84,7 @@ func TestSmoke(t *testing.T) {
 			}
 		}
 	}
-	if s := rep.Startup; s == nil || len(s.Cases) != 4 {
+	if s := rep.Startup; s == nil || len(s.Cases) != 6 {
 		t.Errorf("startup: missing cases: %+v", rep.Startup)
 	} else {
 		for _, c := range s.Cases {

@@ -30,6 +30,9 @@
 //     an empty data directory and over one holding 10,000 objects and 20
 //     extra types; median, min, p90 and max of 20 runs each, and the live
 //     heap (in-process) or resident set (binary) one second after ready.
+//     The empty cases run again with every built-in controller off, the
+//     runs of all cases interleaved, for what the controllers add (issue
+//     14, requirement 6).
 //
 // Usage:
 //

@@ -279,6 +279,25 @@ func (r *Report) summarizeStartup() {
 			Target: target, Met: met(c.MedianMs <= limit), Note: note,
 		})
 	}
+	// What the built-in controllers add to a start (issue 14,
+	// requirement 6): the same case with them all on, against all off.
+	for _, off := range st.Cases {
+		if !off.NoControllers {
+			continue
+		}
+		for _, on := range st.Cases {
+			if on.NoControllers || on.Binary != off.Binary || on.Loaded != off.Loaded {
+				continue
+			}
+			added := on.MedianMs - off.MedianMs
+			r.Summary = append(r.Summary, Row{
+				Scenario: "startup", Case: on.Name + ": controllers' added median",
+				Value: added, Unit: "ms", Baseline: "no controllers", BaselineValue: off.MedianMs, Ratio: on.MedianMs / off.MedianMs, RatioName: "on/off",
+				Target: "≤ 50 ms", Met: met(added <= 50),
+				Note: fmt.Sprintf("median %.1f ms with every controller, %.1f ms with none, same runs interleaved", on.MedianMs, off.MedianMs),
+			})
+		}
+	}
 }
 
 // lastSustained is the step that sustained run's sustained rate.

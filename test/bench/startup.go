@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/controllers"
 	"github.com/miniapi/miniapi/server"
 )
 
@@ -39,6 +40,9 @@ type StartupCase struct {
 	Name   string `json:"name"`
 	Binary bool   `json:"binary"`
 	Loaded bool   `json:"loaded"`
+	// NoControllers is a start with every built-in controller off
+	// (--controllers naming each with "-").
+	NoControllers bool `json:"noControllers,omitempty"`
 	// Timings of the runs, from the call (or exec) to the first 200
 	// from /readyz.
 	MedianMs float64 `json:"medianMs"`
@@ -55,7 +59,7 @@ type StartupCase struct {
 // startupIdle is how long a server is left idle before its memory is read.
 const startupIdle = time.Second
 
-// runStartup times the four cases.
+// runStartup times the cases.
 func runStartup(ctx context.Context, cfg config) (*StartupResult, error) {
 	res := &StartupResult{Runs: cfg.StartupRuns, Objects: cfg.StartupObjects, Types: cfg.StartupTypes, TypesFrom: "CRDs stored in etcd"}
 	work, err := os.MkdirTemp("", "miniapi-bench-startup-")
@@ -75,51 +79,73 @@ func runStartup(ctx context.Context, cfg config) (*StartupResult, error) {
 		return res, fmt.Errorf("seed: %w", err)
 	}
 
-	for _, c := range []struct {
+	cases := []struct {
 		name           string
 		binary, loaded bool
+		// noControllers starts the server with every built-in controller
+		// off, to set against the same case with all of them on.
+		noControllers bool
 	}{
-		{"in-process, empty", false, false},
-		{"in-process, loaded", false, true},
-		{"binary, empty", true, false},
-		{"binary, loaded", true, true},
-	} {
-		sc := StartupCase{Name: c.name, Binary: c.binary, Loaded: c.loaded}
-		var times []time.Duration
-		stopProfile := cfg.profile("startup-" + strings.NewReplacer(", ", "-", " ", "-").Replace(c.name))
-		for i := range cfg.StartupRuns {
+		{"in-process, empty", false, false, false},
+		{"in-process, empty, no controllers", false, false, true},
+		{"in-process, loaded", false, true, false},
+		{"binary, empty", true, false, false},
+		{"binary, empty, no controllers", true, false, true},
+		{"binary, loaded", true, true, false},
+	}
+	// Runs go round the cases, so that load from other processes on a
+	// shared machine falls on every case alike: the differences between
+	// cases (controllers on and off) are measured in the same minutes.
+	res.Cases = make([]StartupCase, len(cases))
+	times := make([][]time.Duration, len(cases))
+	for i, c := range cases {
+		res.Cases[i] = StartupCase{Name: c.name, Binary: c.binary, Loaded: c.loaded, NoControllers: c.noControllers}
+	}
+	stopProfile := cfg.profile("startup")
+	defer stopProfile()
+	for run := range cfg.StartupRuns {
+		for i, c := range cases {
 			if ctx.Err() != nil {
-				stopProfile()
 				return res, ctx.Err()
 			}
-			dir := filepath.Join(work, fmt.Sprintf("empty-%s-%d", strconv.FormatBool(c.binary), i))
+			dir := filepath.Join(work, fmt.Sprintf("empty-%s-%d-%d", strconv.FormatBool(c.binary), i, run))
 			if c.loaded {
 				dir = loaded
 			}
 			// Memory is read on the last run only: the idle wait would
 			// otherwise dominate the scenario's time.
-			last := i == cfg.StartupRuns-1
+			last := run == cfg.StartupRuns-1
 			var d time.Duration
 			if c.binary {
-				d, err = startBinary(ctx, bin, dir, last, &sc)
+				d, err = startBinary(ctx, bin, dir, c.noControllers, last, &res.Cases[i])
 			} else {
-				d, err = startInProcess(ctx, dir, last, &sc)
+				d, err = startInProcess(ctx, dir, c.noControllers, last, &res.Cases[i])
 			}
 			if err != nil {
-				stopProfile()
 				return res, fmt.Errorf("%s: %w", c.name, err)
 			}
-			times = append(times, d)
+			times[i] = append(times[i], d)
 			if !c.loaded {
 				os.RemoveAll(dir)
 			}
 		}
-		stopProfile()
-		sc.MedianMs, sc.MinMs, sc.P90Ms, sc.MaxMs = spread(times)
-		logf(cfg, "%s: median %.1f ms (min %.1f, p90 %.1f, max %.1f)", c.name, sc.MedianMs, sc.MinMs, sc.P90Ms, sc.MaxMs)
-		res.Cases = append(res.Cases, sc)
+	}
+	for i := range res.Cases {
+		sc := &res.Cases[i]
+		sc.MedianMs, sc.MinMs, sc.P90Ms, sc.MaxMs = spread(times[i])
+		logf(cfg, "%s: median %.1f ms (min %.1f, p90 %.1f, max %.1f)", sc.Name, sc.MedianMs, sc.MinMs, sc.P90Ms, sc.MaxMs)
 	}
 	return res, nil
+}
+
+// controllersOff is the --controllers list that turns every built-in
+// controller off.
+func controllersOff() []string {
+	var off []string
+	for _, n := range controllers.Names() {
+		off = append(off, "-"+n)
+	}
+	return off
 }
 
 // spread returns the median, minimum, 90th percentile and maximum of ds
@@ -214,7 +240,7 @@ func seedStartup(ctx context.Context, cfg config, dir string) error {
 // startInProcess times server.Start to the first 200 from /readyz, then
 // shuts the server down. With measureMemory it first waits startupIdle
 // and records the live heap the server added.
-func startInProcess(ctx context.Context, dir string, measureMemory bool, sc *StartupCase) (time.Duration, error) {
+func startInProcess(ctx context.Context, dir string, noControllers, measureMemory bool, sc *StartupCase) (time.Duration, error) {
 	var before memSample
 	if measureMemory {
 		before = sampleMemory()
@@ -224,6 +250,9 @@ func startInProcess(ctx context.Context, dir string, measureMemory bool, sc *Sta
 	start := time.Now()
 	scfg := serverConfig()
 	scfg.Listen, scfg.DataDir, scfg.UnsafeNoFsync = "127.0.0.1:0", dir, true
+	if noControllers {
+		scfg.Controllers = controllersOff()
+	}
 	srv, err := server.Start(ctx, scfg)
 	if err != nil {
 		return 0, err
@@ -249,9 +278,12 @@ func startInProcess(ctx context.Context, dir string, measureMemory bool, sc *Sta
 // startBinary times exec of the binary to the first 200 from /readyz on
 // the URL it prints, then stops it with SIGTERM. With measureMemory it
 // first waits startupIdle and records the process's resident set.
-func startBinary(ctx context.Context, bin, dir string, measureMemory bool, sc *StartupCase) (time.Duration, error) {
+func startBinary(ctx context.Context, bin, dir string, noControllers, measureMemory bool, sc *StartupCase) (time.Duration, error) {
 	scfg := serverConfig()
 	args := []string{"--listen", "127.0.0.1:0", "--data-dir", dir, "--unsafe-no-fsync", "--log-level", "error", "--token-auth-file", scfg.TokenAuthFile}
+	if noControllers {
+		args = append(args, "--controllers", strings.Join(controllersOff(), ","))
+	}
 	if scfg.UnsafePlainHTTP {
 		args = append(args, "--unsafe-plain-http")
 	}
