@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -140,9 +139,11 @@ func kubeControllerDefaults() kcmconfig.KubeControllerManagerConfiguration {
 
 // startKubeControllers builds the selected controllers of
 // kube-controller-manager and runs each, until ctx ends, on a goroutine
-// the server's background group owns. Their informers are the server's
-// shared informers, started after (see started).
-func (s *Server) startKubeControllers(ctx context.Context, sel controllers.Selection) error {
+// the server's background group owns. They are built on one of those
+// goroutines too: building starts their informers, whose lists would
+// otherwise delay the server's readiness, which does not depend on them
+// (kube-apiserver's does not wait for kube-controller-manager either).
+func (s *Server) startKubeControllers(ctx context.Context, sel controllers.Selection) {
 	k := &kubeControllers{
 		reg:              s.reg,
 		client:           s.sec.client,
@@ -153,32 +154,32 @@ func (s *Server) startKubeControllers(ctx context.Context, sel controllers.Selec
 		informersStarted: make(chan struct{}),
 	}
 	s.kubeControllers = k
-	for _, name := range controllers.Names() {
-		build, ok := kubeControllerFuncs[name]
-		if !ok || !sel.Enabled(name) {
-			continue
+	s.background.Go(func() {
+		for _, name := range controllers.Names() {
+			build, ok := kubeControllerFuncs[name]
+			if !ok || !sel.Enabled(name) {
+				continue
+			}
+			// Each controller logs under its name, as in
+			// kube-controller-manager.
+			cctx := klog.NewContext(ctx, klog.LoggerWithName(klog.Background(), name))
+			run, err := build(cctx, k)
+			if err != nil {
+				s.log.Error("server: a controller cannot run", "controller", name, "err", err)
+				continue
+			}
+			if run != nil {
+				s.background.Go(func() { run(cctx) })
+			}
 		}
-		// Each controller logs under its name, as in kube-controller-manager.
-		logger := klog.LoggerWithName(klog.Background(), name)
-		cctx := klog.NewContext(ctx, logger)
-		run, err := build(cctx, k)
-		if err != nil {
-			return fmt.Errorf("server: %s: %w", name, err)
-		}
-		if run == nil {
-			continue
-		}
-		s.background.Go(func() { run(cctx) })
-	}
-	return nil
+		// The shared informers run already; the metadata ones start now.
+		k.started(ctx)
+	})
 }
 
 // started tells the controllers that the shared informers run, and
 // starts the metadata informers, until ctx ends.
 func (k *kubeControllers) started(ctx context.Context) {
-	if k == nil {
-		return
-	}
 	if k.metadata != nil {
 		k.metadata.Start(ctx.Done())
 	}

@@ -395,16 +395,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	handler := c.build(s.withIssuerDiscovery(api, cfg))
 	s.inProcess.serve(handler)
-	// kube's controllers are built once the in-process client serves:
-	// some read discovery as they are built (resource quota), as in
-	// kube-controller-manager, which starts after kube-apiserver.
-	if err := s.startKubeControllers(bg, sel); err != nil {
-		return nil, err
-	}
-	// The admission plugins' and the controllers' informers list through
-	// the in-process client; the plugins wait for them.
+	// The admission plugins' informers list through the in-process
+	// client, which serves from here on; the plugins wait for them.
 	s.informers.StartWithContext(bg)
-	s.kubeControllers.started(bg)
 	s.http = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -437,6 +430,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.startCluster(ctx, bg, cfg); err != nil {
 		return nil, err
 	}
+	// kube's controllers come last, as kube-controller-manager starts
+	// after kube-apiserver: the server's own start-up writes (bootstrap
+	// policy, the kubernetes Service) are not slowed by their informers'
+	// lists and first reconciles.
+	s.startKubeControllers(bg, sel)
 	ok = true
 	if cfg.UnsafePlainHTTP {
 		log.Warn("UNSAFE: serving plain HTTP with no authentication or authorization: any local process, and any web page through a browser, can read every Secret and write anything", "url", s.url)
