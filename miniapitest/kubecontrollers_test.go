@@ -181,8 +181,8 @@ func TestKubeControllers(t *testing.T) {
 		q := &corev1.ResourceQuota{
 			ObjectMeta: metav1.ObjectMeta{Name: "q"},
 			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
-				corev1.ResourcePods:       resource.MustParse("10"),
-				corev1.ResourceSecrets:    resource.MustParse("10"),
+				corev1.ResourcePods:      resource.MustParse("10"),
+				corev1.ResourceSecrets:   resource.MustParse("10"),
 				"count/deployments.apps": resource.MustParse("5"),
 			}},
 		}

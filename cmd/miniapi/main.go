@@ -127,7 +127,7 @@ external cluster with --etcd-servers. docs/options.md describes the flags.`,
 	f.StringVar(&o.cfg.ResourcesFile, "resources", "", "YAML file or directory of them declaring extra types: CustomResourceDefinitions (installed at start, re-applied when the files change) or the resources-file format (see docs/resource-types.md)")
 	f.DurationVar(&o.cfg.CompactionInterval, "etcd-compaction-interval", server.DefaultCompactionInterval, "how often to compact etcd's history, keeping one interval of it (0 or less: never)")
 	f.IntVar(&o.cfg.WatchCacheSize, "watch-cache-size", 0, "events of history each type's watch cache keeps for watches from a resourceVersion (0: sized to cover at least 75 seconds)")
-	f.StringSliceVar(&o.cfg.Controllers, "controllers", []string{"*"}, "built-in controllers to run, as kube-controller-manager's flag: '*' for all (each is on by default), 'name' to turn one on, '-name' to turn one off; known: "+strings.Join(controllers.Names(), ", "))
+	f.StringSliceVar(&o.cfg.Controllers, "controllers", []string{"*"}, "built-in controllers to run, as kube-controller-manager's flag: '*' for all (each is on by default), 'name' to turn one on, '-name' to turn one off; known (or kube-controller-manager's aliases of them): "+strings.Join(controllers.Names(), ", "))
 	f.IntVar(&o.cfg.Nodes, "nodes", 1, "simulated nodes to register (node-0, node-1, ...); 0 for none (docs/cluster.md)")
 	f.BoolVar(&o.cfg.Scheduler, "scheduler", true, "run miniapi's scheduler, which binds pending pods to nodes")
 	f.BoolVar(&o.cfg.Kubelet, "kubelet", true, "run the simulated kubelet: pods bound to simulated nodes become Running and Ready, Jobs' pods complete, deleted pods go after their grace period")
