@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/miniapi/miniapi/controllers"
 	"github.com/miniapi/miniapi/server"
 	"github.com/miniapi/miniapi/storage/cacher"
 	"github.com/miniapi/miniapi/storage/etcd3"
@@ -344,8 +345,16 @@ func serverConfig() server.Config {
 	if err != nil {
 		panic(err) // a temporary file that cannot be written: nothing can run
 	}
-	return server.Config{TokenAuthFile: file, UnsafePlainHTTP: plainHTTP}
+	return server.Config{TokenAuthFile: file, UnsafePlainHTTP: plainHTTP, Controllers: benchControllers}
 }
+
+// benchControllers are the built-in controllers the scenarios' servers
+// run: the ones miniapi ran before kube-controller-manager's workload
+// controllers came (issue 14), so that figures stay comparable across
+// runs, and no controller's informers watch, or its objects
+// (kube-root-ca.crt), join what a scenario measures. The startup
+// scenario runs them all, as the binary does by default.
+var benchControllers = []string{controllers.NamespaceControllerName, controllers.GarbageCollectorName, controllers.ServiceAccountControllerName}
 
 // quietLogger discards everything: the scenarios' own components log
 // nothing during measurements.

@@ -250,6 +250,7 @@ func startInProcess(ctx context.Context, dir string, noControllers, measureMemor
 	start := time.Now()
 	scfg := serverConfig()
 	scfg.Listen, scfg.DataDir, scfg.UnsafeNoFsync = "127.0.0.1:0", dir, true
+	scfg.Controllers = nil // all, the default
 	if noControllers {
 		scfg.Controllers = controllersOff()
 	}
