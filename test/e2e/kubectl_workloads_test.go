@@ -5,15 +5,15 @@ import (
 	"testing"
 )
 
-// TestKubectlCreateDeployment runs the everyday workload commands on the
-// binary's defaults, where kube-controller-manager's controllers run in
-// the server: a Deployment gets its ReplicaSet and pods, and scaling it
-// changes the pods. No node, scheduler or kubelet is asked for, so the
+// TestKubectlCreateDeployment runs the everyday workload commands with
+// the binary's default controllers ("*": kube-controller-manager's run
+// in the server): a Deployment gets its ReplicaSet and pods, and scaling
+// it changes the pods. No node, scheduler or kubelet is asked for, so the
 // pods stay Pending.
 func TestKubectlCreateDeployment(t *testing.T) {
 	skipIfShort(t)
 	t.Parallel()
-	srv := startServer(t, t.TempDir())
+	srv := startServer(t, t.TempDir(), "--controllers=*")
 	kubectl(t, srv, "create", "deployment", "web", "--image=nginx", "--replicas=3")
 
 	pods := func() []string {
