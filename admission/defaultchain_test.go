@@ -35,8 +35,9 @@ func restrictedPod(name string) *corev1.Pod {
 func TestDefaultChain(t *testing.T) {
 	t.Parallel()
 	// The binary's defaults: every controller (the default
-	// ServiceAccount) and the whole chain, ServiceAccount included.
-	env := miniapitest.Start(t, miniapitest.WithControllers("*"), miniapitest.WithAdmissionPlugins(nil, nil))
+	// ServiceAccount) but the quota controller, whose status the test
+	// writes, and the whole chain, ServiceAccount included.
+	env := miniapitest.Start(t, miniapitest.WithControllers("*", "-resourcequota-controller"), miniapitest.WithAdmissionPlugins(nil, nil))
 	cs, _ := clientFor(t, env)
 	ctx := t.Context()
 	must := func(_ any, err error) {
