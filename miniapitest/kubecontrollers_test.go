@@ -242,7 +242,10 @@ func TestKubeControllers(t *testing.T) {
 // bounding its waits.
 func controllersNamespace(t *testing.T, cs kubernetes.Interface, name string) (context.Context, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+	// kube's controllers start in the background after the server and,
+	// the quota controller first, list what they watch: on a loaded
+	// machine under -race that takes seconds.
+	ctx, cancel := context.WithTimeout(t.Context(), 3*testTimeout)
 	t.Cleanup(cancel)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kcm-" + name}}
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {

@@ -16,17 +16,29 @@ func TestKubectlCreateDeployment(t *testing.T) {
 	srv := startServer(t, t.TempDir(), "--controllers=*")
 	kubectl(t, srv, "create", "deployment", "web", "--image=nginx", "--replicas=3")
 
+	// The pods not being deleted: on the simulated node they run, and a
+	// scaled-down one terminates for its grace period, as on a cluster.
 	pods := func() []string {
-		return strings.Fields(kubectl(t, srv, "get", "pods", "-l", "app=web", "-o", "name"))
+		var live []string
+		out := kubectl(t, srv, "get", "pods", "-l", "app=web", "--no-headers",
+			"-o", "custom-columns=NAME:.metadata.name,DELETING:.metadata.deletionTimestamp")
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if f := strings.Fields(line); len(f) == 2 && f[1] == "<none>" {
+				live = append(live, f[0])
+			}
+		}
+		return live
 	}
 	waitUntil(t, "3 pods of web", func() bool { return len(pods()) == 3 })
+	waitUntil(t, "3 pods of web Running", func() bool {
+		return strings.Count(kubectl(t, srv, "get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].status.phase}"), "Running") == 3
+	})
 	rs := strings.Fields(kubectl(t, srv, "get", "replicasets", "-l", "app=web", "-o", "jsonpath={.items[*].metadata.ownerReferences[0].name}"))
 	if len(rs) != 1 || rs[0] != "web" {
 		t.Errorf("ReplicaSets of web owned by %q, want one owned by web", rs)
 	}
 
 	kubectl(t, srv, "scale", "deployment/web", "--replicas=1")
-	// Pending pods bound to no node go at once when deleted.
 	waitUntil(t, "web scaled to 1 pod", func() bool { return len(pods()) == 1 })
 	if got := kubectl(t, srv, "get", "deployment", "web", "-o", "jsonpath={.status.replicas}"); got != "1" {
 		t.Errorf("deployment web status.replicas %q, want 1", got)
