@@ -251,8 +251,8 @@ func (n *Nodes) complete(node *corev1.Node, now time.Time) error {
 			MachineID: node.Name, SystemUUID: node.Name, BootID: node.Name,
 			KernelVersion: "6.8.0-miniapi", OSImage: "miniapi simulated node",
 			ContainerRuntimeVersion: "miniapi://" + version.Miniapi,
-			KubeletVersion:          version.Kubernetes, KubeProxyVersion: version.Kubernetes,
-			OperatingSystem: "linux", Architecture: runtime.GOARCH,
+			KubeletVersion:          version.Kubernetes,
+			OperatingSystem:         "linux", Architecture: runtime.GOARCH,
 		}
 	}
 	return nil
