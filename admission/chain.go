@@ -256,18 +256,29 @@ func EnabledPlugins(enable, disable []string) ([]string, error) {
 	return out, nil
 }
 
+// begin readies a request for the plugins: it waits until the
+// configurations this server wrote are in effect, gives kube's plugins
+// a warning recorder, and describes r to them.
+func (c *Chain) begin(ctx context.Context, r *registry.AdmissionRequest) (context.Context, *attributes, kadmission.ObjectInterfaces, error) {
+	c.awaitConfig(ctx)
+	if err := c.settle(ctx, r); err != nil {
+		return nil, nil, nil, err
+	}
+	ctx = withWarnings(ctx)
+	a, o := c.attributes(ctx, r)
+	return ctx, a, o, nil
+}
+
 // Mutate runs the mutating plugins on a write and hands their changes
 // to the Store.
 func (c *Chain) Mutate(ctx context.Context, r *registry.AdmissionRequest) error {
 	if c.mutate == nil || !c.mutate.Handles(kadmission.Operation(r.Operation)) {
 		return nil
 	}
-	c.awaitConfig(ctx)
-	if err := c.settle(ctx, r); err != nil {
+	ctx, a, o, err := c.begin(ctx, r)
+	if err != nil {
 		return err
 	}
-	ctx = withWarnings(ctx)
-	a, o := c.attributes(ctx, r)
 	if err := c.mutate.Admit(ctx, a, o); err != nil {
 		return c.refusal(a, err)
 	}
@@ -279,12 +290,10 @@ func (c *Chain) Validate(ctx context.Context, r *registry.AdmissionRequest) erro
 	if c.check == nil || !c.check.Handles(kadmission.Operation(r.Operation)) {
 		return nil
 	}
-	c.awaitConfig(ctx)
-	if err := c.settle(ctx, r); err != nil {
+	ctx, a, o, err := c.begin(ctx, r)
+	if err != nil {
 		return err
 	}
-	ctx = withWarnings(ctx)
-	a, o := c.attributes(ctx, r)
 	if err := c.check.Validate(ctx, a, o); err != nil {
 		return c.refusal(a, err)
 	}
