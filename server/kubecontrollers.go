@@ -86,6 +86,11 @@ type kubeControllers struct {
 	// kube-controller-manager's InformersStarted: the quota monitors wait
 	// for it before they add informers of their own.
 	informersStarted chan struct{}
+	// built is closed once every selected controller is built and
+	// running: Shutdown waits for it before it cancels them, since a
+	// controller built against a server going away fails after making
+	// work queues only its Run would shut down.
+	built chan struct{}
 }
 
 // kubeControllerFunc builds one controller and returns what runs it until
@@ -154,7 +159,9 @@ func (s *Server) startKubeControllers(ctx context.Context, sel controllers.Selec
 		informersStarted: make(chan struct{}),
 	}
 	s.kubeControllers = k
+	k.built = make(chan struct{})
 	s.background.Go(func() {
+		defer close(k.built)
 		for _, name := range controllers.Names() {
 			build, ok := kubeControllerFuncs[name]
 			if !ok || !sel.Enabled(name) {
@@ -184,6 +191,17 @@ func (k *kubeControllers) started(ctx context.Context) {
 		k.metadata.Start(ctx.Done())
 	}
 	close(k.informersStarted)
+}
+
+// waitBuilt waits, for at most d, until the controllers are built.
+func (k *kubeControllers) waitBuilt(d time.Duration) {
+	if k == nil || k.built == nil {
+		return
+	}
+	select {
+	case <-k.built:
+	case <-time.After(d):
+	}
 }
 
 // shutdown waits for the metadata informers, once ctx has ended.

@@ -643,6 +643,7 @@ func (s *Server) startControllers(ctx context.Context, sel controllers.Selection
 // stopBackground ends the background goroutines and waits for them, so
 // that none uses the registry or etcd after closeStorage.
 func (s *Server) stopBackground() {
+	s.kubeControllers.waitBuilt(controllersBuildWait)
 	if s.cancelBackground != nil {
 		s.cancelBackground()
 	}
@@ -652,6 +653,10 @@ func (s *Server) stopBackground() {
 	}
 	s.kubeControllers.shutdown()
 }
+
+// controllersBuildWait bounds how long stopping waits for kube's
+// controllers to be built (milliseconds, usually).
+const controllersBuildWait = 10 * time.Second
 
 // closeStorage releases the registry's stores, then etcd. Call
 // stopBackground first.
