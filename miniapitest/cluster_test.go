@@ -261,8 +261,11 @@ func TestKubeletStages(t *testing.T) {
 		condition(p, corev1.PodReady).Reason != "ContainersNotReady" {
 		t.Errorf("never-ready: phase %s, conditions %+v; want Running, not Ready", p.Status.Phase, p.Status.Conditions)
 	}
-	if time.Since(created) < readyAfter {
-		if p := getPod(t, ctx, cs, "slow"); p.Status.Phase != corev1.PodRunning || isTrue(p, corev1.PodReady) {
+	// Read first, then look at the clock: an answer that arrives before
+	// the delay has passed since the pod was created was read before it
+	// could become Ready, however slow the machine.
+	if p := getPod(t, ctx, cs, "slow"); time.Since(created) < readyAfter {
+		if p.Status.Phase != corev1.PodRunning || isTrue(p, corev1.PodReady) {
 			t.Errorf("slow, before its delay: phase %s, Ready %v; want Running, not Ready", p.Status.Phase, isTrue(p, corev1.PodReady))
 		}
 	}

@@ -195,7 +195,12 @@ func TestKubeControllers(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		waitFor(t, ctx, "the quota's usage", func() (bool, error) {
+		// The quota controller counts a kind once discovery has named it
+		// to its monitors; a discovery that failed on a loaded machine is
+		// read again after 30 s, as in kube-controller-manager.
+		qctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+		defer cancel()
+		waitFor(t, qctx, "the quota's usage", func() (bool, error) {
 			q, err := cs.CoreV1().ResourceQuotas(ns).Get(ctx, "q", metav1.GetOptions{})
 			if err != nil {
 				return false, err

@@ -422,10 +422,21 @@ func newResourceQuotaController(ctx context.Context, k *kubeControllers) (func(c
 	return func(ctx context.Context) {
 		// Built here, not before the server is ready: it reads discovery
 		// to choose what to monitor, which would delay the start.
-		c, err := resourcequota.NewController(ctx, opts)
-		if err != nil {
-			klog.FromContext(ctx).Error(err, "Not starting the resource quota controller")
-			return
+		// Its first discovery can fail on a loaded machine (a timeout,
+		// not a group's failure, which it tolerates): try again, as
+		// kube-controller-manager would be restarted.
+		var c *resourcequota.Controller
+		for {
+			var err error
+			if c, err = resourcequota.NewController(ctx, opts); err == nil {
+				break
+			}
+			klog.FromContext(ctx).Error(err, "Cannot start the resource quota controller yet; retrying")
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
 		}
 		var wg sync.WaitGroup
 		// New resources (CRDs) are monitored once discovery finds them,
