@@ -231,6 +231,9 @@ func TestKubeletStages(t *testing.T) {
 		p.Spec.RestartPolicy = corev1.RestartPolicyNever
 	}
 	readyAfter := 300 * time.Millisecond
+	// Before the creates: the slow pod's delay runs from its start,
+	// which is after this.
+	created := time.Now()
 	createPods(t, ctx, cs,
 		newPod("job-ok", ofJob),
 		newPod("job-fail", ofJob, func(p *corev1.Pod) { p.Annotations = map[string]string{cluster.ExitCodeAnnotation: "3"} }),
@@ -240,7 +243,6 @@ func TestKubeletStages(t *testing.T) {
 			p.Annotations = map[string]string{cluster.ReadyAfterAnnotation: readyAfter.String()}
 		}),
 	)
-	created := time.Now()
 	env.WaitForScheduler(ctx)
 	env.WaitForKubelet(ctx)
 
