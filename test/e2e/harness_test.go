@@ -24,7 +24,9 @@ import (
 // Bounds on every wait the harness does.
 const (
 	// startTimeout bounds how long a server may take to print its URL.
-	startTimeout = 20 * time.Second
+	// Generous: the race-built binary, started by several parallel tests
+	// on a 2-core machine shared with builds, has taken over 20 s.
+	startTimeout = 60 * time.Second
 	// stopTimeout bounds how long a server may take to exit after a
 	// signal; miniapi itself gives in-flight requests up to 30 s.
 	stopTimeout = 40 * time.Second
