@@ -57,6 +57,16 @@ func TestPodGracefulDelete(t *testing.T) {
 		t.Fatalf("forced delete: deleted=%v err=%v gone=%v", deleted, err, gone("b"))
 	}
 
+	// A pod on no node goes at once, gracefully with a period of 0; a
+	// resourceVersion precondition (the garbage collector's) names the
+	// pod as it was before it was marked, and still holds.
+	create(t, pods, "ns", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"d"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`)
+	d := decodeObject(t, mustGet(t, pods, "ns", "d"))
+	pre := &api.Preconditions{UID: &d.Metadata.UID, ResourceVersion: &d.Metadata.ResourceVersion}
+	if _, deleted, err = pods.Delete(ctx, "ns", "d", registry.DeleteOptions{Preconditions: pre}); err != nil || !deleted || !gone("d") {
+		t.Fatalf("delete of an unscheduled pod with preconditions: deleted=%v err=%v gone=%v", deleted, err, gone("d"))
+	}
+
 	// Finalizers still hold a forced delete.
 	create(t, pods, "ns", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"c","finalizers":["example.com/hold"]},"spec":{"nodeName":"node-1","containers":[{"name":"c","image":"nginx"}]}}`)
 	if _, deleted, err = pods.Delete(ctx, "ns", "c", registry.DeleteOptions{GracePeriodSeconds: &zero}); err != nil || deleted || gone("c") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/storage"
@@ -126,6 +127,14 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions)
 				// A grace period of 0 (a force delete): as kube-apiserver,
 				// the object marked is deleted at once, unless finalizers
 				// hold it; the next round finds it marked and deletes it.
+				// A resourceVersion precondition now names the marked
+				// object, as kube's store updates it, or the next round
+				// would refuse the delete this one began.
+				if p := opts.Preconditions; p != nil && p.ResourceVersion != nil && out != nil {
+					rv := strconv.FormatInt(out.Revision, 10)
+					opts.Preconditions = &api.Preconditions{UID: p.UID, ResourceVersion: &rv}
+					pre = storagePreconditions(opts.Preconditions)
+				}
 				if opts.DryRun {
 					held := len(s.deletionFinalizers(marked.Metadata.Finalizers, opts.PropagationPolicy)) > 0
 					if !held {
