@@ -70,6 +70,10 @@ func Names() []string {
 // only after every goroutine it started has exited.
 type Controller interface {
 	Run(ctx context.Context)
+	// Idle reports whether the controller has caught up with the writes
+	// made so far and has nothing ready to do (work delayed on purpose,
+	// a retry's back-off, is not counted). Tests wait on it.
+	Idle() bool
 }
 
 // Selection says which controllers run.

@@ -42,6 +42,8 @@ type GarbageCollector struct {
 	reg   *registry.Registry
 	log   *slog.Logger
 	queue *queue[string] // uids
+	// informers are the informers of every type followed, for Idle.
+	informers informerSet
 
 	// mu guards the graph. Lock order: mu, then queue's lock.
 	mu sync.Mutex
@@ -99,7 +101,14 @@ func (gc *GarbageCollector) inform(ctx context.Context, res *registry.Resource) 
 			gc.recheckAbsentOwnersLocked()
 		},
 	}
-	in.run(ctx)
+	gc.informers.run(ctx, in)
+}
+
+// Idle reports whether the collector has caught up: it has been told of
+// every write to every type it follows and has nothing ready to do.
+// Objects waiting for a retry's delay are work for later.
+func (gc *GarbageCollector) Idle() bool {
+	return gc.informers.caughtUp() && gc.queue.idle()
 }
 
 // recheckAbsentOwnersLocked queues every dependent whose owner the graph
@@ -236,23 +245,28 @@ func (gc *GarbageCollector) work(ctx context.Context) {
 		if !ok {
 			return
 		}
-		gc.mu.Lock()
-		synced := len(gc.unsynced) == 0
-		gc.mu.Unlock()
-		if !synced {
-			gc.queue.addAfter(uid, gcSyncWait)
-			continue
-		}
-		err := gc.sync(ctx, uid)
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil:
-			logSyncError(ctx, gc.log, "controllers: garbage collection failed; will retry", "uid", uid, err)
-			gc.queue.retry(uid)
-		default:
-			gc.queue.forget(uid)
-		}
+		gc.handle(ctx, uid)
+		gc.queue.done()
+	}
+}
+
+// handle collects one object if it is garbage, or queues it again.
+func (gc *GarbageCollector) handle(ctx context.Context, uid string) {
+	gc.mu.Lock()
+	synced := len(gc.unsynced) == 0
+	gc.mu.Unlock()
+	if !synced {
+		gc.queue.addAfter(uid, gcSyncWait)
+		return
+	}
+	err := gc.sync(ctx, uid)
+	switch {
+	case ctx.Err() != nil:
+	case err != nil:
+		logSyncError(ctx, gc.log, "controllers: garbage collection failed; will retry", "uid", uid, err)
+		gc.queue.retry(uid)
+	default:
+		gc.queue.forget(uid)
 	}
 }
 

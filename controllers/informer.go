@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/miniapi/miniapi/api"
@@ -76,6 +78,17 @@ type informer struct {
 	synced func()
 
 	known map[string]*meta // by namespace/name; owned by run
+	// applied is the revision up to which every event has been handed
+	// to changed, once a first list has been applied (0 before).
+	applied atomic.Int64
+}
+
+// caughtUp reports whether the informer has handled every write this
+// process made to its Store: what its controller could act on, it has
+// been told of.
+func (in *informer) caughtUp() bool {
+	a := in.applied.Load()
+	return a > 0 && a >= in.store.LastWrite()
 }
 
 // Delays between failed watches.
@@ -158,6 +171,9 @@ func (in *informer) watch(ctx context.Context, rev int64) (int64, error) {
 					in.synced()
 				}
 			}
+			if seen == nil {
+				in.applied.Store(rev)
+			}
 		case storage.Added, storage.Modified, storage.Deleted:
 			rev = max(rev, ev.Object.Revision)
 			m, err := decodeMeta(ev.Object.Data)
@@ -172,6 +188,9 @@ func (in *informer) watch(ctx context.Context, rev int64) (int64, error) {
 				if old != nil {
 					in.changed(old, nil)
 				}
+				if seen == nil {
+					in.applied.Store(rev)
+				}
 				continue
 			}
 			in.known[key] = m
@@ -179,6 +198,9 @@ func (in *informer) watch(ctx context.Context, rev int64) (int64, error) {
 				seen[key] = true
 			}
 			in.changed(old, m)
+		}
+		if seen == nil && ev.Type != storage.Bookmark {
+			in.applied.Store(rev)
 		}
 	}
 }
@@ -191,4 +213,38 @@ func (in *informer) dropUnseen(seen map[string]bool) {
 			in.changed(m, nil)
 		}
 	}
+}
+
+// informerSet is the informers one controller runs, for its Idle.
+type informerSet struct {
+	mu  sync.Mutex
+	all map[*informer]bool
+}
+
+// run runs in until ctx ends, counting it in the set meanwhile.
+func (s *informerSet) run(ctx context.Context, in *informer) {
+	s.mu.Lock()
+	if s.all == nil {
+		s.all = map[*informer]bool{}
+	}
+	s.all[in] = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.all, in)
+		s.mu.Unlock()
+	}()
+	in.run(ctx)
+}
+
+// caughtUp reports whether every informer in the set has caught up.
+func (s *informerSet) caughtUp() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for in := range s.all {
+		if !in.caughtUp() {
+			return false
+		}
+	}
+	return true
 }

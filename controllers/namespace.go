@@ -40,6 +40,8 @@ type NamespaceController struct {
 	reg   *registry.Registry
 	log   *slog.Logger
 	queue *queue[string] // namespace names
+	// informers is the namespaces' informer, for Idle.
+	informers informerSet
 }
 
 // NewNamespaceController returns a controller over reg's namespaces.
@@ -61,11 +63,18 @@ func (c *NamespaceController) Run(ctx context.Context) {
 					c.queue.add(cur.Name)
 				}
 			}}
-			in.run(ctx)
+			c.informers.run(ctx, in)
 		}, nil)
 	})
 	wg.Go(func() { c.work(ctx) })
 	wg.Wait()
+}
+
+// Idle reports whether the controller has caught up: it has been told
+// of every namespace write and has nothing ready to do. Namespaces
+// waiting for content to go (a retry's delay) are work for later.
+func (c *NamespaceController) Idle() bool {
+	return c.informers.caughtUp() && c.queue.idle()
 }
 
 // isNamespaces picks core/v1 namespaces.
@@ -80,18 +89,23 @@ func (c *NamespaceController) work(ctx context.Context) {
 		if !ok {
 			return
 		}
-		again, err := c.sync(ctx, name)
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil:
-			logSyncError(ctx, c.log, "controllers: namespace deletion failed; will retry", "namespace", name, err)
-			c.queue.retry(name)
-		case again:
-			c.queue.retry(name)
-		default:
-			c.queue.forget(name)
-		}
+		c.handle(ctx, name)
+		c.queue.done()
+	}
+}
+
+// handle syncs one namespace and queues it again if it must be.
+func (c *NamespaceController) handle(ctx context.Context, name string) {
+	again, err := c.sync(ctx, name)
+	switch {
+	case ctx.Err() != nil:
+	case err != nil:
+		logSyncError(ctx, c.log, "controllers: namespace deletion failed; will retry", "namespace", name, err)
+		c.queue.retry(name)
+	case again:
+		c.queue.retry(name)
+	default:
+		c.queue.forget(name)
 	}
 }
 

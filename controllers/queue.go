@@ -24,6 +24,9 @@ type queue[K comparable] struct {
 	queued map[K]bool      // keys in ready
 	later  map[K]time.Time // keys waiting until a time, not in ready
 	fails  map[K]int       // retries since the key last succeeded
+	// working counts keys handed out by get and not yet given back by
+	// done: with ready empty, the queue is idle.
+	working int
 	// kick wakes a waiting get (1-buffered, coalescing): a key became
 	// ready or an earlier due time appeared.
 	kick chan struct{}
@@ -109,6 +112,7 @@ func (q *queue[K]) get(ctx context.Context) (k K, ok bool) {
 			q.ready[0] = zero
 			q.ready = q.ready[1:]
 			delete(q.queued, k)
+			q.working++
 			q.mu.Unlock()
 			return k, true
 		}
@@ -132,6 +136,22 @@ func (q *queue[K]) get(ctx context.Context) (k K, ok bool) {
 			return k, false
 		}
 	}
+}
+
+// done says the worker has finished with a key get handed out (after
+// any retry, forget or addAfter for it).
+func (q *queue[K]) done() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.working--
+}
+
+// idle reports whether no key is ready or being worked on. Keys waiting
+// for a time (a retry's delay) are work for later and do not count.
+func (q *queue[K]) idle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.ready) == 0 && q.working == 0
 }
 
 // wake nudges a waiting get without blocking.

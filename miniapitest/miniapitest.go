@@ -252,6 +252,22 @@ func (e *Env) Stop() {
 	})
 }
 
+// WaitForControllers waits until the controllers have caught up with
+// the server: every write answered so far has reached them and none has
+// work ready to do (kube-controller-manager's controllers WithControllers
+// turns on, and the namespace and garbage-collector controllers).
+// Work delayed on purpose (a retry's back-off, a resync, a CronJob's
+// next time) is not waited for, nor are the simulated kubelet and
+// scheduler (WaitForKubelet, WaitForScheduler). Work queues are seen
+// process-wide, so a busy server in another test of the same process
+// makes this wait for it too. It fails the test if ctx ends first.
+func (e *Env) WaitForControllers(ctx context.Context) {
+	e.t.Helper()
+	if err := e.Server.WaitForControllers(ctx); err != nil {
+		e.t.Fatalf("miniapitest: WaitForControllers: %v", err)
+	}
+}
+
 // WaitForNodes waits until the simulated nodes have caught up with the
 // server: the nodes WithNodes asks for exist, and every simulated node
 // is Ready with its Lease. It fails the test if they are not running or

@@ -69,7 +69,9 @@ func (f *informerFactory) InformerFor(obj runtime.Object, newFunc internalinterf
 	if inf, ok := f.informers[t]; ok {
 		return inf
 	}
-	inf := newFunc(f.client, 0)
+	// Tracked, so WaitForControllers can tell when its handlers have
+	// seen every write.
+	inf := cache.SharedIndexInformer(&trackedInformer{SharedIndexInformer: newFunc(f.client, 0), obj: obj})
 	f.informers[t] = inf
 	if f.stop != nil {
 		f.runLocked(t, inf)

@@ -198,6 +198,9 @@ type Server struct {
 	// kubeControllers are kube-controller-manager's controllers; nil
 	// until startKubeControllers.
 	kubeControllers *kubeControllers
+	// controllers are our own built-in controllers (namespace, garbage
+	// collector), for WaitForControllers.
+	controllers []controllers.Controller
 	// id names this server to admission plugins that record it.
 	id string
 	// converters convert the objects of CRDs whose conversion strategy
@@ -635,7 +638,8 @@ func (s *Server) startCompactor(ctx context.Context, interval time.Duration) {
 // background until ctx ends; Shutdown waits for them before it closes
 // the registry and storage they use.
 func (s *Server) startControllers(ctx context.Context, sel controllers.Selection) {
-	for _, c := range controllers.New(controllers.Config{Registry: s.reg, Selection: sel, Logger: s.log}) {
+	s.controllers = controllers.New(controllers.Config{Registry: s.reg, Selection: sel, Logger: s.log})
+	for _, c := range s.controllers {
 		s.background.Go(func() { c.Run(ctx) })
 	}
 }

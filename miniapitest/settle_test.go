@@ -1,0 +1,90 @@
+package miniapitest_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/miniapi/miniapi/miniapitest"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// TestWaitForControllers reads what kube's deployment and replicaset
+// controllers and our garbage collector do right after
+// WaitForControllers, with no polling: if it returned before they had
+// caught up, the counts would be short.
+func TestWaitForControllers(t *testing.T) {
+	env := miniapitest.Start(t, miniapitest.WithControllers("*"))
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	ns := "settle"
+	env.WaitForControllers(ctx) // the namespace's ServiceAccount, below
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	labels := map[string]string{"app": "web"}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr[int32](3),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: podTemplate(labels, corev1.RestartPolicyAlways),
+		},
+	}
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	env.WaitForControllers(ctx)
+	checkWorkload(t, ctx, cs, ns, 1, 3)
+	if sas, err := cs.CoreV1().ServiceAccounts(ns).List(ctx, metav1.ListOptions{}); err != nil || len(sas.Items) != 1 {
+		t.Errorf("ServiceAccounts of %s: %v, %v; want default", ns, sas, err)
+	}
+
+	scale, err := cs.AppsV1().Deployments(ns).GetScale(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale.Spec.Replicas = 5
+	if _, err := cs.AppsV1().Deployments(ns).UpdateScale(ctx, "web", scale, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	env.WaitForControllers(ctx)
+	checkWorkload(t, ctx, cs, ns, 1, 5)
+	got, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.ObservedGeneration != got.Generation || got.Status.Replicas != 5 {
+		t.Errorf("Deployment status %+v at generation %d, want observed and 5 replicas", got.Status, got.Generation)
+	}
+
+	// Background deletion: the garbage collector removes the
+	// ReplicaSet, then its pods (Pending, on no node: at once).
+	bg := metav1.DeletePropagationBackground
+	if err := cs.AppsV1().Deployments(ns).Delete(ctx, "web", metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
+		t.Fatal(err)
+	}
+	env.WaitForControllers(ctx)
+	checkWorkload(t, ctx, cs, ns, 0, 0)
+}
+
+// checkWorkload checks the counts of ReplicaSets and pods in ns.
+func checkWorkload(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns string, wantRS, wantPods int) {
+	t.Helper()
+	rss, err := cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rss.Items) != wantRS || len(pods.Items) != wantPods {
+		t.Errorf("right after WaitForControllers: %d ReplicaSets and %d pods, want %d and %d", len(rss.Items), len(pods.Items), wantRS, wantPods)
+	}
+}
