@@ -2,9 +2,14 @@ package admission_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +18,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/cert"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -123,5 +129,127 @@ func TestWebhookClientConfig(t *testing.T) {
 		hook.TimeoutSeconds = ptr.To(int32(1))
 		e.addValidating(t, ctx, hook)
 		e.createUntil(t, ctx, "timeout", "cm", nil, refusedWith(fmt.Sprintf(`Internal error occurred: failed calling webhook "slow.example.com": failed to call webhook: Post "https://%s/slow?timeout=1s": context deadline exceeded`, hooks.host)))
+	})
+}
+
+// TestWebhookTimeouts calls webhooks that do not answer: a server whose
+// handler blocks, and a port that takes connections but never serves
+// them (a listener nothing accepts from, so even the TLS handshake
+// waits). Each call gives up after the webhook's timeoutSeconds with
+// kube's error under failurePolicy Fail, and lets the write through
+// under Ignore; a request whose own ?timeout= runs out first is
+// answered with kube's 504.
+func TestWebhookTimeouts(t *testing.T) {
+	t.Parallel()
+	block := func(ctx context.Context, _ admission.Request) admission.Response {
+		// Until kube's client gives up and hangs up, or the test's
+		// bound, whichever comes first.
+		select {
+		case <-ctx.Done():
+		case <-time.After(testTimeout):
+		}
+		return admission.Allowed("")
+	}
+	hooks := startHookServer(t, map[string]admission.HandlerFunc{"/block": block, "/deny": deny("in effect")})
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { silent.Close() })
+	silentURL := "https://" + silent.Addr().String() + "/never"
+	e := startEnv(t, "block-fail", "block-ignore", "mutating-block-fail", "silent-fail", "silent-ignore", "request-timeout")
+	ctx := t.Context()
+	second := ptr.To(int32(1))
+	cc := func(path string) admissionregistrationv1.WebhookClientConfig {
+		return admissionregistrationv1.WebhookClientConfig{URL: hooks.url(path), CABundle: hooks.ca}
+	}
+	// failing is kube's answer when the webhook named gives up on url.
+	failing := func(name, url string) func(*corev1.ConfigMap, error) error {
+		return refusedWith(fmt.Sprintf(`Internal error occurred: failed calling webhook %q: failed to call webhook: Post "%s?timeout=1s": context deadline exceeded`, name, url))
+	}
+	// admittedAfter accepts a write once the refusing webhook "after"
+	// shows the configuration is in effect, by being called and
+	// refusing: the webhook before it timed out and was ignored.
+	admittedAfter := refusedWith(`admission webhook "after.example.com" denied the request: in effect`)
+
+	t.Run("blocking Fail", func(t *testing.T) {
+		h := validating("block.example.com", "block-fail", cc("/block"))
+		h.TimeoutSeconds = second
+		e.addValidating(t, ctx, h)
+		e.createUntil(t, ctx, "block-fail", "cm", nil, failing("block.example.com", *hooks.url("/block")))
+	})
+	t.Run("blocking Ignore", func(t *testing.T) {
+		h := validating("block.example.com", "block-ignore", cc("/block"))
+		h.TimeoutSeconds, h.FailurePolicy = second, ignore
+		// Validating webhooks are called in parallel: after refuses
+		// on its own, so the request is refused, but only once
+		// block.example.com has timed out.
+		e.addValidating(t, ctx, h, validating("after.example.com", "block-ignore", cc("/deny")))
+		e.createUntil(t, ctx, "block-ignore", "cm", nil, admittedAfter)
+		// Without the refusing webhook, the write goes through.
+		e.addValidating(t, ctx, h)
+		e.createUntil(t, ctx, "block-ignore", "alone", nil, func(_ *corev1.ConfigMap, err error) error { return err })
+	})
+	t.Run("mutating blocking Fail", func(t *testing.T) {
+		h := mutating("mblock.example.com", "mutating-block-fail", cc("/block"))
+		h.TimeoutSeconds = second
+		e.addMutating(t, ctx, h)
+		e.createUntil(t, ctx, "mutating-block-fail", "cm", nil, failing("mblock.example.com", *hooks.url("/block")))
+	})
+	t.Run("silent Fail", func(t *testing.T) {
+		h := validating("silent.example.com", "silent-fail", admissionregistrationv1.WebhookClientConfig{URL: &silentURL, CABundle: hooks.ca})
+		h.TimeoutSeconds = second
+		e.addValidating(t, ctx, h)
+		e.createUntil(t, ctx, "silent-fail", "cm", nil, failing("silent.example.com", silentURL))
+	})
+	t.Run("silent Ignore", func(t *testing.T) {
+		h := mutating("silent.example.com", "silent-ignore", admissionregistrationv1.WebhookClientConfig{URL: &silentURL, CABundle: hooks.ca})
+		h.TimeoutSeconds, h.FailurePolicy = second, ignore
+		e.addMutating(t, ctx, h)
+		e.addValidating(t, ctx, validating("after.example.com", "silent-ignore", cc("/deny")))
+		// The mutating webhook runs first and is ignored; the
+		// validating one refuses, so the write got past the first.
+		e.createUntil(t, ctx, "silent-ignore", "cm", nil, admittedAfter)
+	})
+	t.Run("request timeout first", func(t *testing.T) {
+		// The webhook would wait 10s; the request's own ?timeout=2s
+		// ends first, and the request is answered as kube-apiserver's
+		// handlers answer one that ran out of time.
+		h := validating("patient.example.com", "request-timeout", cc("/block"))
+		h.TimeoutSeconds = ptr.To(int32(10))
+		e.addValidating(t, ctx, h)
+		hc, err := rest.HTTPClientFor(e.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// kube's finisher's answer, as kube-apiserver 1.37.1 sends it.
+		want := map[string]any{
+			"kind": "Status", "apiVersion": "v1", "metadata": map[string]any{}, "status": "Failure",
+			"message": "Timeout: request did not complete within requested timeout - context deadline exceeded",
+			"reason":  "Timeout", "details": map[string]any{}, "code": float64(504),
+		}
+		// Until the configuration is in effect, the create succeeds;
+		// then it times out.
+		deadline := time.Now().Add(testTimeout)
+		for i := 0; ; i++ {
+			body := fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"timed-%d"}}`, i)
+			resp, err := hc.Post(e.cfg.Host+"/api/v1/namespaces/request-timeout/configmaps?timeout=2s", "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusCreated {
+				var st map[string]any
+				if err := json.Unmarshal(got, &st); err != nil || resp.StatusCode != http.StatusGatewayTimeout || !reflect.DeepEqual(st, want) {
+					t.Errorf("%s %s, want 504 %v", resp.Status, got, want)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the webhook configuration did not take effect")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	})
 }

@@ -239,7 +239,7 @@ func TestRequestTimeout(t *testing.T) {
 	// A timeout that has passed before the write reaches etcd: 504, and
 	// nothing stored.
 	st := f.Status(f.Do("POST", cms+"?timeout=1ns", `{"metadata":{"name":"late"}}`), 504, "Timeout")
-	if st["message"] != "request did not complete within requested timeout - context deadline exceeded" {
+	if st["message"] != "Timeout: request did not complete within requested timeout - context deadline exceeded" {
 		t.Errorf("message %v", st["message"])
 	}
 	f.Status(f.Do("GET", cms+"/late", nil), 404, "NotFound")

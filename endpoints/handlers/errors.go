@@ -28,7 +28,9 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	if ctxErr := r.Context().Err(); ctxErr != nil {
 		log.Debug("request ended before it completed", "method", r.Method, "path", r.URL.Path, "cause", ctxErr, "err", err)
 		if api.ReasonForError(err) != api.ReasonTimeout {
-			err = api.NewTimeout("request did not complete within requested timeout - "+ctxErr.Error(), 0)
+			// kube's finisher builds it with apierrors.NewTimeoutError,
+			// whose message starts "Timeout: ".
+			err = api.NewTimeout("Timeout: request did not complete within requested timeout - "+ctxErr.Error(), 0)
 		}
 	}
 	var sc statusCarrier
