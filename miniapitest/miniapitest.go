@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -265,6 +266,34 @@ func (e *Env) WaitForControllers(ctx context.Context) {
 	e.t.Helper()
 	if err := e.Server.WaitForControllers(ctx); err != nil {
 		e.t.Fatalf("miniapitest: WaitForControllers: %v", err)
+	}
+}
+
+// Settle waits until everything the server has answered has gone where
+// it goes: every open watch has been sent every event up to the last
+// write (written to the connection, for watches over HTTP), and the
+// controllers have caught up as WaitForControllers tells. What a
+// client does with what it was sent (an informer's handlers still
+// running) the server cannot know. It fails the test if ctx ends first.
+func (e *Env) Settle(ctx context.Context) {
+	e.t.Helper()
+	if err := e.Server.Settle(ctx); err != nil {
+		e.t.Fatalf("miniapitest: Settle: %v", err)
+	}
+}
+
+// WaitFor waits until every open watch has been sent every event up to
+// resourceVersion rv that it asked for; rv is a resourceVersion this
+// server answered (a write's). It does not wait for the controllers. It
+// fails the test if rv is not a resourceVersion or ctx ends first.
+func (e *Env) WaitFor(ctx context.Context, rv string) {
+	e.t.Helper()
+	n, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil {
+		e.t.Fatalf("miniapitest: WaitFor: resourceVersion %q: %v", rv, err)
+	}
+	if err := e.Server.WaitFor(ctx, n); err != nil {
+		e.t.Fatalf("miniapitest: WaitFor: %v", err)
 	}
 }
 

@@ -2,10 +2,12 @@ package miniapitest_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/miniapi/miniapi/miniapitest"
+	"github.com/miniapi/miniapi/registry"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,5 +88,71 @@ func checkWorkload(t *testing.T, ctx context.Context, cs kubernetes.Interface, n
 	}
 	if len(rss.Items) != wantRS || len(pods.Items) != wantPods {
 		t.Errorf("right after WaitForControllers: %d ReplicaSets and %d pods, want %d and %d", len(rss.Items), len(pods.Items), wantRS, wantPods)
+	}
+}
+
+// TestSettleAndWaitFor watches ConfigMaps in process and over HTTP while
+// a test writes them, and reads each watch right after Settle or
+// WaitFor without waiting: the in-process watch holds every event in its
+// channel, and the HTTP watch has had every event written to its
+// connection, so a read finds it at once (the client side may still be
+// decoding; the read waits for that, bounded).
+func TestSettleAndWaitFor(t *testing.T) {
+	t.Parallel()
+	env := miniapitest.Start(t)
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, ok := env.Server.Registry().Snapshot().Lookup("", "v1", "configmaps")
+	if !ok {
+		t.Fatal("no configmaps")
+	}
+	noInitial := false
+	inProcess, err := res.Store.Watch(ctx, "default", registry.WatchOptions{SendInitialEvents: &noInitial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inProcess.Stop()
+	overHTTP, err := cs.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer overHTTP.Stop()
+
+	for round, wait := range []func(rv string){
+		func(string) { env.Settle(ctx) },
+		func(rv string) { env.WaitFor(ctx, rv) },
+	} {
+		const n = 20
+		var rv string
+		for i := range n {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d-%d", round, i)}}
+			out, err := cs.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rv = out.ResourceVersion
+		}
+		wait(rv)
+		for i := range n {
+			select {
+			case ev := <-inProcess.ResultChan():
+				if ev.Object == nil || ev.Type != "ADDED" {
+					t.Fatalf("round %d: in-process event %d: %+v", round, i, ev)
+				}
+			default:
+				t.Fatalf("round %d: the in-process watch holds %d of %d events after the wait", round, i, n)
+			}
+		}
+		for i := range n {
+			select {
+			case ev := <-overHTTP.ResultChan():
+				if ev.Type != "ADDED" {
+					t.Fatalf("round %d: HTTP event %d: %+v", round, i, ev)
+				}
+			case <-ctx.Done():
+				t.Fatalf("round %d: the HTTP watch had %d of %d events", round, i, n)
+			}
+		}
 	}
 }

@@ -36,6 +36,15 @@ type Store struct {
 // writes it answered (admission waits so for its configuration).
 func (s *Store) LastWrite() int64 { return s.written.Load() }
 
+// Delivered reports whether every open watch of this type has been
+// sent every event up to rev it asked for, as far as the storage
+// underneath can tell (storage.Deliverer); a storage that cannot tell
+// reports true.
+func (s *Store) Delivered(rev int64) bool {
+	d, ok := s.storage.(storage.Deliverer)
+	return !ok || d.Delivered(rev)
+}
+
 // noteWrite records a write's revision.
 func (s *Store) noteWrite(o *storage.Object) {
 	if o == nil {

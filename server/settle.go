@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -32,6 +34,52 @@ const settlePoll = 10 * time.Millisecond
 // metrics, so another server's busy controllers in the same process
 // delay the answer too.
 func (s *Server) WaitForControllers(ctx context.Context) error {
+	return s.settle(ctx, false)
+}
+
+// Settle returns once everything the server has answered so far has
+// gone everywhere it goes: every open watch has been sent every event up
+// to the last write (written to the client's connection, for watches
+// served over HTTP and WebSocket), and the controllers have caught up as
+// WaitForControllers tells. What a client does with what it was sent
+// (an informer's handlers still running) the server cannot know.
+func (s *Server) Settle(ctx context.Context) error {
+	return s.settle(ctx, true)
+}
+
+// WaitFor returns once every open watch has been sent every event up to
+// resourceVersion rv that it asked for, rv being a revision this server
+// answered (a write's resourceVersion). It does not wait for the
+// controllers.
+func (s *Server) WaitFor(ctx context.Context, rv int64) error {
+	for {
+		if watchesDelivered(s.reg.Snapshot(), rv) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(fmt.Errorf("server: watches have not been sent resourceVersion %d", rv), ctx.Err())
+		case <-time.After(settlePoll):
+		}
+	}
+}
+
+// watchesDelivered reports whether every Store's watches have been sent
+// their events up to upTo, or the Store's last write if that is older.
+func watchesDelivered(snap *registry.Snapshot, upTo int64) bool {
+	for _, res := range snap.Resources() {
+		if !res.Store.Delivered(min(upTo, res.Store.LastWrite())) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) settle(ctx context.Context, watches bool) error {
+	what := "controllers have not caught up"
+	if watches {
+		what = "the server has not settled"
+	}
 	if k := s.kubeControllers; k != nil {
 		select {
 		case <-k.built:
@@ -43,13 +91,16 @@ func (s *Server) WaitForControllers(ctx context.Context) error {
 	ready := false
 	for {
 		cur, ok := s.settleState()
+		if ok && watches {
+			ok = watchesDelivered(s.reg.Snapshot(), math.MaxInt64)
+		}
 		if ok && ready && cur == last {
 			return nil
 		}
 		last, ready = cur, ok
 		select {
 		case <-ctx.Done():
-			return errors.Join(errors.New("server: controllers have not caught up"), ctx.Err())
+			return errors.Join(errors.New("server: "+what), ctx.Err())
 		case <-time.After(settlePoll):
 		}
 	}

@@ -177,6 +177,24 @@ type Watcher interface {
 	Stop()
 }
 
+// FlushReporter is a Watcher that can be told how far its consumer has
+// written events out (to a client's connection), so that Deliverer can
+// tell what a client has been sent. A consumer that reports calls
+// ConsumerFlushes before it reads the first event, then Flushed after
+// each write that reached the client.
+type FlushReporter interface {
+	ConsumerFlushes()
+	Flushed(rev int64)
+}
+
+// Deliverer is implemented by backends that know what their open watches
+// have been sent: Delivered reports whether every open watch has been
+// handed every event up to rev that it asked for (written out, where its
+// consumer reports flushes).
+type Deliverer interface {
+	Delivered(rev int64) bool
+}
+
 // ProgressRequester is implemented by backends whose watches can be asked
 // to report progress now: every open watch started with ProgressNotify
 // soon delivers a Bookmark carrying the backend's current revision. The

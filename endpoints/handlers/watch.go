@@ -99,6 +99,13 @@ type frameSink interface {
 // flushes only when no further event is queued, so a burst costs one flush.
 func pump(ctx context.Context, w storage.Watcher, sink frameSink, shutdown <-chan struct{}) {
 	ch := w.ResultChan()
+	// Tell the watcher what reached the client, so a test's settle
+	// barrier knows this watch has been sent what it was given.
+	fr, _ := w.(storage.FlushReporter)
+	if fr != nil {
+		fr.ConsumerFlushes()
+	}
+	var written int64
 	for {
 		select {
 		case <-ctx.Done():
@@ -116,9 +123,15 @@ func pump(ctx context.Context, w storage.Watcher, sink frameSink, shutdown <-cha
 				sink.flush()
 				return
 			}
+			if ev.Object != nil {
+				written = max(written, ev.Object.Revision)
+			}
 			if len(ch) == 0 {
 				if sink.flush() != nil {
 					return
+				}
+				if fr != nil {
+					fr.Flushed(written)
 				}
 			}
 		}

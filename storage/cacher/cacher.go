@@ -198,6 +198,23 @@ func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions) (
 	return e.obj, nil
 }
 
+// Delivered reports whether every open watch has been passed every
+// event up to rev it asked for (see storage.Deliverer): the dispatcher
+// has handed them out, and each watcher has passed them on to its
+// consumer, and, where the consumer reports, the consumer has written
+// them out.
+func (c *Cacher) Delivered(rev int64) bool {
+	if c.d.dispatched.Load() < rev {
+		return false
+	}
+	for _, w := range *c.d.watchers.Load() {
+		if !w.delivered(rev) {
+			return false
+		}
+	}
+	return true
+}
+
 // Watch streams changes from the cache; see the package documentation for
 // the resourceVersion rules. prefix is the type's prefix, a namespace's,
 // or one object's key.
@@ -244,6 +261,7 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, opts storage.WatchOpt
 		allowBookmarks: opts.AllowBookmarks,
 		interval:       c.cfg.BookmarkInterval,
 	}
+	w.flushed.Store(-1)
 	if dl, ok := ctx.Deadline(); ok {
 		w.deadline = dl
 	}

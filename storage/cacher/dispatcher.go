@@ -36,6 +36,8 @@ type dispatcher struct {
 
 	terminated atomic.Int64
 	m          *cacheMetrics
+	// dispatched is rev, published once the event is handed out.
+	dispatched atomic.Int64
 
 	// Owned by the dispatcher goroutine.
 	rev     int64           // every event up to rev has been dispatched
@@ -102,6 +104,7 @@ func (d *dispatcher) run(ctx context.Context) {
 				d.dispatch(ctx, e)
 				d.m.eventDispatched()
 			}
+			d.dispatched.Store(d.rev)
 		case <-tick:
 			d.offerBookmarks()
 			tick = d.clock.After(bookmarkTick)
@@ -118,6 +121,7 @@ func (d *dispatcher) dispatch(ctx context.Context, e *event) {
 		if e.rev <= w.startRev || !w.filter.hasKey(e.key) {
 			continue
 		}
+		w.offered.Store(e.rev)
 		select {
 		case w.input <- e:
 		default:

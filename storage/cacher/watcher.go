@@ -43,6 +43,51 @@ type cacheWatcher struct {
 	deadlineDone   bool      // the bookmark before the deadline was sent
 	nextBookmark   atomic.Int64
 	lastRev        int64 // highest revision the client has been told about
+
+	// Delivery, for Delivered. offered is the newest revision the
+	// dispatcher has put in input; handed the newest taken from input
+	// and passed on (or filtered out); sent the newest put in result;
+	// flushed the newest the consumer has written out, -1 while the
+	// consumer does not report (then result is as far as we can see).
+	offered  atomic.Int64
+	handed   atomic.Int64
+	sent     atomic.Int64
+	flushed  atomic.Int64
+	initDone atomic.Bool
+}
+
+// ConsumerFlushes says the consumer will report what it writes out.
+func (w *cacheWatcher) ConsumerFlushes() { w.flushed.CompareAndSwap(-1, 0) }
+
+// Flushed records that the consumer has written out every event up to
+// rev.
+func (w *cacheWatcher) Flushed(rev int64) {
+	for {
+		cur := w.flushed.Load()
+		if rev <= cur || w.flushed.CompareAndSwap(cur, rev) {
+			return
+		}
+	}
+}
+
+// delivered reports whether every event up to target meant for this
+// watch has been passed on: taken from input, put in result, and, where
+// the consumer reports, written out. A watch that has ended has nothing
+// more to deliver.
+func (w *cacheWatcher) delivered(target int64) bool {
+	if w.ctx.Err() != nil {
+		return true
+	}
+	if !w.initDone.Load() {
+		return false
+	}
+	if h := w.handed.Load(); h < target && h < w.offered.Load() {
+		return false
+	}
+	if f := w.flushed.Load(); f >= 0 && f < min(target, w.sent.Load()) {
+		return false
+	}
+	return true
 }
 
 // ResultChan returns the channel events arrive on; it is closed when the
@@ -97,6 +142,7 @@ func (w *cacheWatcher) run(unregister func(*cacheWatcher)) {
 		}
 	}
 	w.scheduleBookmark()
+	w.initDone.Store(true)
 
 	for {
 		select {
@@ -107,12 +153,14 @@ func (w *cacheWatcher) run(unregister func(*cacheWatcher)) {
 				if !w.maybeBookmark(e.rev) {
 					return
 				}
+				w.handed.Store(max(w.handed.Load(), e.rev))
 				continue
 			}
 			w.lastRev = max(w.lastRev, e.rev)
 			if ev, ok := w.filter.convert(e); ok && !w.send(ev) {
 				return
 			}
+			w.handed.Store(max(w.handed.Load(), e.rev))
 		}
 	}
 }
@@ -125,6 +173,10 @@ func (w *cacheWatcher) send(ev storage.Event) bool {
 	case <-w.ctx.Done():
 		return false
 	default:
+	}
+	if ev.Object != nil {
+		// Before the send: the consumer may report it flushed at once.
+		w.sent.Store(max(w.sent.Load(), ev.Object.Revision))
 	}
 	select {
 	case w.result <- ev:

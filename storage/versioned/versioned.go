@@ -203,6 +203,13 @@ func (s *Store) Delete(ctx context.Context, key string, opts storage.DeleteOptio
 	return s.outOne(obj)
 }
 
+// Delivered asks the storage underneath, whose watches this Store's
+// feed (storage.Deliverer); without one, it reports true.
+func (s *Store) Delivered(rev int64) bool {
+	d, ok := s.under.(storage.Deliverer)
+	return !ok || d.Delivered(rev)
+}
+
 // Watch streams the changes under prefix in the served version.
 func (s *Store) Watch(ctx context.Context, prefix string, opts storage.WatchOptions) (storage.Watcher, error) {
 	w, err := s.under.Watch(ctx, prefix, opts)
