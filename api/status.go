@@ -229,7 +229,8 @@ func NewResourceExpired(msg string) *StatusError {
 // NewTimeout says the server could not finish in time; the client should
 // retry after the given seconds.
 func NewTimeout(msg string, retryAfterSeconds int) *StatusError {
-	return newStatusError(http.StatusGatewayTimeout, ReasonTimeout, msg,
+	// "Timeout: " as apimachinery's NewTimeoutError words it.
+	return newStatusError(http.StatusGatewayTimeout, ReasonTimeout, "Timeout: "+msg,
 		&StatusDetails{RetryAfterSeconds: int32(retryAfterSeconds)})
 }
 

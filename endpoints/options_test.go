@@ -244,6 +244,17 @@ func TestRequestTimeout(t *testing.T) {
 	}
 	f.Status(f.Do("GET", cms+"/late", nil), 404, "NotFound")
 	f.Must(201, "POST", cms+"?timeout=30s", `{"metadata":{"name":"in-time"}}`)
+
+	// A resourceVersion etcd has not reached: after a wait, kube's 504
+	// (storage.NewTooLargeResourceVersionError), with the cause
+	// reflectors look for.
+	st = f.Status(f.Do("GET", cms+"?resourceVersion=999999999&resourceVersionMatch=NotOlderThan", nil), 504, "Timeout")
+	if msg, _ := st["message"].(string); !strings.HasPrefix(msg, "Timeout: Too large resource version: 999999999, current: ") {
+		t.Errorf("message %q", msg)
+	}
+	if d, _ := st["details"].(map[string]any); d == nil || !jsonEqual(t, d["causes"], `[{"reason":"ResourceVersionTooLarge","message":"Too large resource version"}]`) {
+		t.Errorf("details %v", st["details"])
+	}
 }
 
 // jsonEqual compares a decoded JSON value with JSON text.

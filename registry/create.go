@@ -208,7 +208,13 @@ func (s *Store) put(ctx context.Context, ns string, obj *api.Object, generated b
 		if attempt+1 < generateNameAttempts {
 			return nil, true, nil
 		}
-		return nil, false, api.NewTimeout(fmt.Sprintf("could not generate a unique name for %s with generateName %q", s.t.GroupResource(), obj.Metadata.GenerateName), 1)
+		// kube's generic store's answer (apimachinery's
+		// NewGenerateNameConflict): 409 AlreadyExists, retry after 1 s.
+		gr := s.t.GroupResource()
+		st := api.NewAlreadyExists(gr, obj.Metadata.Name)
+		st.ErrStatus.Message = fmt.Sprintf("%s %q already exists, the server was not able to generate a unique name for the object", gr, obj.Metadata.Name)
+		st.ErrStatus.Details.RetryAfterSeconds = 1
+		return nil, false, st
 	}
 	if err == nil && !opts.DryRun {
 		s.noteWrite(out)

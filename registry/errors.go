@@ -57,7 +57,10 @@ func statusError(gr api.GroupResource, name string, err error) error {
 			m := e.Err.Error()
 			msg = strings.ToUpper(m[:1]) + m[1:]
 		}
-		return api.NewTimeout(msg, 1)
+		// With kube's cause, which clients (reflectors) look for.
+		st := api.NewTimeout(msg, 1)
+		st.ErrStatus.Details.Causes = []api.StatusCause{{Type: "ResourceVersionTooLarge", Message: "Too large resource version"}}
+		return st
 	case storage.CodeEntityTooLarge:
 		// kube-apiserver answers this 500 (after one retry without
 		// managedFields); it is the client's object that is too large,

@@ -30,7 +30,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		if api.ReasonForError(err) != api.ReasonTimeout {
 			// kube's finisher builds it with apierrors.NewTimeoutError,
 			// whose message starts "Timeout: ".
-			err = api.NewTimeout("Timeout: request did not complete within requested timeout - "+ctxErr.Error(), 0)
+			err = api.NewTimeout("request did not complete within requested timeout - "+ctxErr.Error(), 0)
 		}
 	}
 	var sc statusCarrier

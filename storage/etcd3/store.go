@@ -157,7 +157,7 @@ func parseRV(key, rv string) (int64, error) {
 func checkNotTooLarge(key string, minRev, current int64) error {
 	if minRev > current {
 		return storage.NewError(storage.CodeTooLargeResourceVersion, key, current,
-			fmt.Errorf("etcd3: resource version %d is newer than the current revision %d", minRev, current))
+			fmt.Errorf("too large resource version: %d, current: %d", minRev, current))
 	}
 	return nil
 }
