@@ -35,6 +35,8 @@ func tinyConfig() config {
 	c.StartupRuns = 1
 	c.StartupObjects = 40
 	c.StartupTypes = 2
+	c.ClusterStartRuns, c.ClusterDeployments = 1, 1
+	c.ClusterIdleNodes, c.ClusterIdleSettle, c.ClusterIdleDuration = 2, 100*time.Millisecond, 500*time.Millisecond
 	return c
 }
 
@@ -92,6 +94,10 @@ func TestSmoke(t *testing.T) {
 				t.Errorf("startup %s: missing figures: %+v", c.Name, c)
 			}
 		}
+	}
+	if c := rep.Cluster; c == nil || c.StartOn.Runs != 1 || c.StartOff.Runs != 1 || c.Deployment.MedianMs <= 0 ||
+		c.IdleOn.Rounds != 1 || c.IdleOff.Rounds != 1 || c.IdleOn.Seconds <= 0 {
+		t.Errorf("cluster: missing figures: %+v", rep.Cluster)
 	}
 	if len(rep.Summary) == 0 {
 		t.Error("no summary rows")

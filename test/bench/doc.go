@@ -33,6 +33,19 @@
 //     The empty cases run again with every built-in controller off, the
 //     runs of all cases interleaved, for what the controllers add (issue
 //     14, requirement 6).
+//   - cluster (issue 14, requirement 6): what the simulated cluster and
+//     every controller cost, against a server with all of it off in the
+//     same run. Start: wall and CPU time (getrusage of the process) from
+//     server.Start to the first 200 from /readyz with every controller,
+//     one node, the scheduler and the kubelet, against none of them; 10
+//     runs each, interleaved, medians. Deployment: a Deployment of 3
+//     pods created through client-go with its defaults (protobuf), timed
+//     from the create to the watch event whose status.readyReplicas is
+//     3; 5 in a row, median. Idle: the process's CPU over 30 s, as a
+//     percentage of one core, of a server left 10 s to settle with
+//     everything on and 10 nodes, against one with everything off; with
+//     -profile-dir, CPU profiles of both (cluster-idle-on.pprof,
+//     cluster-idle-off.pprof).
 //
 // Usage:
 //
@@ -40,6 +53,7 @@
 //	go run ./test/bench -quick           # a ~30 s smoke run
 //	go run ./test/bench -json >out.json  # machine-readable report (table on stderr)
 //	go run ./test/bench -scenarios fanout -watchers 1000 -rates 200,400 -step 10s -profile-dir /tmp/prof
+//	go run ./test/bench -scenarios cluster -cluster-idle 60s -profile-dir /tmp/prof
 //
 // Every loop is bounded in count and in time; nothing listens beyond
 // 127.0.0.1. Figures are never asserted: bench_test.go only checks that a

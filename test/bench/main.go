@@ -22,7 +22,7 @@ import (
 // the smoke run; flags override single fields.
 type config struct {
 	// Scenarios to run, in this order: fanout, writepath, list, memory,
-	// create.
+	// create, kinds, startup, cluster.
 	Scenarios []string
 
 	// Fan-out: watcher counts, the ladder of target event rates, how long
@@ -80,6 +80,17 @@ type config struct {
 	StartupObjects int
 	StartupTypes   int
 
+	// Cluster: timed starts per case (everything on, everything off),
+	// Deployments timed one after the other, and the idle servers:
+	// nodes registered, rounds of (off, on), how long each is left to
+	// settle before it is measured, and for how long.
+	ClusterStartRuns    int
+	ClusterDeployments  int
+	ClusterIdleNodes    int
+	ClusterIdleRounds   int
+	ClusterIdleSettle   time.Duration
+	ClusterIdleDuration time.Duration
+
 	// ProfileDir, when set, receives a CPU profile of each miniapi
 	// measurement phase (see profile).
 	ProfileDir string
@@ -112,39 +123,45 @@ func (cfg config) profile(name string) (stop func()) {
 }
 
 // allScenarios is every scenario in run order.
-var allScenarios = []string{"fanout", "writepath", "list", "memory", "create", "kinds", "startup"}
+var allScenarios = []string{"fanout", "writepath", "list", "memory", "create", "kinds", "startup", "cluster"}
 
 // defaultConfig is the full run: a few minutes on 2 cores.
 func defaultConfig() config {
 	return config{
-		Scenarios:         allScenarios,
-		Watchers:          []int{100, 1000, 5000},
-		Rates:             []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000},
-		Step:              2 * time.Second,
-		Drain:             10 * time.Second,
-		Attempts:          2,
-		Refine:            3,
-		DisturbedRetries:  2,
-		Writers:           16,
-		FanoutObjects:     100,
-		MaxP99:            100 * time.Millisecond,
-		WritePathWatchers: 100,
-		WritePathWriters:  32,
-		WritePathDuration: 5 * time.Second,
-		ObjectSize:        1024,
-		ListObjects:       10000,
-		ListIters:         30,
-		ListTime:          10 * time.Second,
-		MemObjects:        10000,
-		MemWatchers:       1000,
-		Concurrency:       []int{1, 16, 64},
-		CreateDuration:    3 * time.Second,
-		KindsObjects:      2000,
-		KindsClients:      16,
-		KindsWatchers:     100,
-		StartupRuns:       20,
-		StartupObjects:    10000,
-		StartupTypes:      20,
+		Scenarios:           allScenarios,
+		Watchers:            []int{100, 1000, 5000},
+		Rates:               []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000},
+		Step:                2 * time.Second,
+		Drain:               10 * time.Second,
+		Attempts:            2,
+		Refine:              3,
+		DisturbedRetries:    2,
+		Writers:             16,
+		FanoutObjects:       100,
+		MaxP99:              100 * time.Millisecond,
+		WritePathWatchers:   100,
+		WritePathWriters:    32,
+		WritePathDuration:   5 * time.Second,
+		ObjectSize:          1024,
+		ListObjects:         10000,
+		ListIters:           30,
+		ListTime:            10 * time.Second,
+		MemObjects:          10000,
+		MemWatchers:         1000,
+		Concurrency:         []int{1, 16, 64},
+		CreateDuration:      3 * time.Second,
+		KindsObjects:        2000,
+		KindsClients:        16,
+		KindsWatchers:       100,
+		StartupRuns:         20,
+		StartupObjects:      10000,
+		StartupTypes:        20,
+		ClusterStartRuns:    10,
+		ClusterDeployments:  5,
+		ClusterIdleNodes:    10,
+		ClusterIdleRounds:   1,
+		ClusterIdleSettle:   10 * time.Second,
+		ClusterIdleDuration: 30 * time.Second,
 	}
 }
 
@@ -168,6 +185,8 @@ func quickConfig() config {
 	c.KindsObjects, c.KindsWatchers = 200, 10
 	c.StartupRuns = 5
 	c.StartupObjects = 2000
+	c.ClusterStartRuns, c.ClusterDeployments = 3, 2
+	c.ClusterIdleSettle, c.ClusterIdleDuration = 3*time.Second, 5*time.Second
 	return c
 }
 
@@ -207,6 +226,12 @@ func mainErr(args []string) error {
 	startupRuns := fs.Int("startup-runs", 0, "startup: timed starts per case")
 	startupObjects := fs.Int("startup-objects", 0, "startup: objects in the loaded data directory")
 	startupTypes := fs.Int("startup-types", 0, "startup: extra types in the loaded data directory")
+	clusterRuns := fs.Int("cluster-start-runs", 0, "cluster: timed starts per case")
+	clusterDeployments := fs.Int("cluster-deployments", 0, "cluster: Deployments timed to Ready")
+	clusterNodes := fs.Int("cluster-idle-nodes", 0, "cluster: simulated nodes of the idle server")
+	clusterRounds := fs.Int("cluster-idle-rounds", 0, "cluster: idle measurements per case")
+	clusterSettle := fs.Duration("cluster-idle-settle", 0, "cluster: how long a server is left before its idle CPU is measured")
+	clusterIdle := fs.Duration("cluster-idle", 0, "cluster: how long idle CPU is measured")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -255,6 +280,12 @@ func mainErr(args []string) error {
 	setInt(&cfg.StartupRuns, *startupRuns)
 	setInt(&cfg.StartupObjects, *startupObjects)
 	setInt(&cfg.StartupTypes, *startupTypes)
+	setInt(&cfg.ClusterStartRuns, *clusterRuns)
+	setInt(&cfg.ClusterDeployments, *clusterDeployments)
+	setInt(&cfg.ClusterIdleNodes, *clusterNodes)
+	setInt(&cfg.ClusterIdleRounds, *clusterRounds)
+	setDur(&cfg.ClusterIdleSettle, *clusterSettle)
+	setDur(&cfg.ClusterIdleDuration, *clusterIdle)
 	if *refine >= 0 {
 		cfg.Refine = *refine
 	}
@@ -319,6 +350,8 @@ func run(ctx context.Context, cfg config) (*Report, error) {
 			rep.Kinds, err = runKinds(ctx, cfg)
 		case "startup":
 			rep.Startup, err = runStartup(ctx, cfg)
+		case "cluster":
+			rep.Cluster, err = runCluster(ctx, cfg)
 		}
 		if err != nil {
 			err = fmt.Errorf("%s: %w", s, err)

@@ -27,6 +27,7 @@ type Report struct {
 	Create    *CreateResult    `json:"create,omitempty"`
 	Kinds     *KindsResult     `json:"kinds,omitempty"`
 	Startup   *StartupResult   `json:"startup,omitempty"`
+	Cluster   *ClusterResult   `json:"cluster,omitempty"`
 	Errors    []string         `json:"errors,omitempty"`
 }
 
@@ -249,6 +250,56 @@ func (r *Report) summarize(cfg config) {
 		}
 	}
 	r.summarizeStartup()
+	r.summarizeCluster()
+}
+
+// summarizeCluster adds the rows of issue 14's requirement 6: what the
+// simulated cluster and every controller add to a start, how soon a
+// Deployment's pods are Ready, and an idle server's CPU, each against a
+// server with all of it off where there is one.
+func (r *Report) summarizeCluster() {
+	c := r.Cluster
+	if c == nil {
+		return
+	}
+	on, off := c.StartOn, c.StartOff
+	if on.Runs > 0 && off.Runs > 0 {
+		added := on.Wall.MedianMs - off.Wall.MedianMs
+		r.Summary = append(r.Summary,
+			Row{
+				Scenario: "cluster", Case: "in-process start to /readyz 200, everything on: added median",
+				Value: added, Unit: "ms", Baseline: "everything off", BaselineValue: off.Wall.MedianMs,
+				Ratio: on.Wall.MedianMs / off.Wall.MedianMs, RatioName: "on/off",
+				Target: "≤ 50 ms", Met: met(added <= 50),
+				Note: fmt.Sprintf("%d runs each, interleaved: on %.1f ms (min %.1f, max %.1f), off %.1f ms (min %.1f, max %.1f); every controller, 1 node, scheduler, kubelet",
+					on.Runs, on.Wall.MedianMs, on.Wall.MinMs, on.Wall.MaxMs, off.Wall.MedianMs, off.Wall.MinMs, off.Wall.MaxMs),
+			},
+			Row{
+				Scenario: "cluster", Case: "in-process start to /readyz 200, everything on: CPU time",
+				Value: on.CPUMs.MedianMs, Unit: "ms", Baseline: "everything off", BaselineValue: off.CPUMs.MedianMs,
+				Ratio: on.CPUMs.MedianMs / off.CPUMs.MedianMs, RatioName: "on/off",
+				Note: fmt.Sprintf("the process's user+system time over the same interval, medians; added %.1f ms", on.CPUMs.MedianMs-off.CPUMs.MedianMs),
+			})
+	}
+	if c.Deployment.MedianMs > 0 {
+		r.Summary = append(r.Summary, Row{
+			Scenario: "cluster", Case: fmt.Sprintf("Deployment of %d created to every pod Ready", c.DeploymentReplicas),
+			Value: c.Deployment.MedianMs, Unit: "ms", RatioName: "absolute",
+			Target: "≤ 1000 ms", Met: met(c.Deployment.MedianMs <= 1000),
+			Note: fmt.Sprintf("client-go defaults (protobuf), create to status.readyReplicas == %d by watch; min %.1f, max %.1f ms",
+				c.DeploymentReplicas, c.Deployment.MinMs, c.Deployment.MaxMs),
+		})
+	}
+	if c.IdleOn.Rounds > 0 && c.IdleOff.Rounds > 0 {
+		r.Summary = append(r.Summary, Row{
+			Scenario: "cluster", Case: fmt.Sprintf("idle server, %d nodes, everything on: CPU", c.IdleNodes),
+			Value: c.IdleOn.PercentOfCore, Unit: "% of a core", Baseline: "idle, everything off", BaselineValue: c.IdleOff.PercentOfCore,
+			Ratio: c.IdleOn.PercentOfCore / c.IdleOff.PercentOfCore, RatioName: "on/off",
+			Target: "≤ 1 %", Met: met(c.IdleOn.PercentOfCore <= 1),
+			Note: fmt.Sprintf("%.0f s measured per case after %.0f s to settle; machine busy %.2f and %.2f cores meanwhile",
+				c.IdleOn.Seconds, c.IdleOn.SettleSeconds, c.IdleOn.MachineCores, c.IdleOff.MachineCores),
+		})
+	}
 }
 
 // summarizeStartup adds one row per start-up case: the median against
@@ -421,6 +472,8 @@ func num(v float64, unit string) string {
 		return fmt.Sprintf("%.2f ms", v)
 	case "B":
 		return fmt.Sprintf("%.0f B", v)
+	case "% of a core":
+		return fmt.Sprintf("%.2f %%", v)
 	default:
 		return fmt.Sprintf("%.0f %s", v, unit)
 	}
