@@ -260,6 +260,7 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, opts storage.WatchOpt
 		clock:          c.cfg.Clock,
 		allowBookmarks: opts.AllowBookmarks,
 		interval:       c.cfg.BookmarkInterval,
+		bookmarkAt:     c.d.bookmarkAt,
 	}
 	w.flushed.Store(-1)
 	if dl, ok := ctx.Deadline(); ok {

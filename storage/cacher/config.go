@@ -37,9 +37,9 @@ const (
 	// the watcher sends its last bookmark, so a client that times out
 	// re-watches from a recent revision.
 	bookmarkBeforeDeadline = 2 * time.Second
-	// bookmarkTick is how often the dispatcher offers bookmarks to
-	// watchers whose next bookmark is due. It bounds how late a bookmark
-	// can be, so it is short next to bookmarkBeforeDeadline.
+	// bookmarkTick is the shortest time between two offers of bookmarks
+	// by one dispatcher: it bounds how late a bookmark can be, so it is
+	// short next to bookmarkBeforeDeadline.
 	bookmarkTick = 250 * time.Millisecond
 	// pokeInterval is how often a read or watch waiting for a revision
 	// asks the underlying storage for progress again (kube-apiserver asks

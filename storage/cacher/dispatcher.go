@@ -3,6 +3,7 @@ package cacher
 import (
 	"context"
 	"log/slog"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -39,6 +40,14 @@ type dispatcher struct {
 	// dispatched is rev, published once the event is handed out.
 	dispatched atomic.Int64
 
+	// wakeAt is when the dispatcher goroutine next wakes to offer
+	// bookmarks, in Unix nanoseconds: math.MaxInt64 while it has no wake
+	// planned, and while it is planning one. A watcher whose next
+	// bookmark is due before it kicks the goroutine (see bookmarkAt) to
+	// plan again.
+	wakeAt atomic.Int64
+	kick   chan struct{}
+
 	// Owned by the dispatcher goroutine.
 	rev     int64           // every event up to rev has been dispatched
 	blocked []*cacheWatcher // scratch space for dispatch
@@ -50,8 +59,10 @@ func newDispatcher(clock Clock, log *slog.Logger, budget time.Duration) *dispatc
 		log:    log,
 		budget: timeBudget{clock: clock, max: budget, left: budget, refilled: clock.Now()},
 		queue:  make(chan *event, 1024),
+		kick:   make(chan struct{}, 1),
 	}
 	d.watchers.Store(new([]*cacheWatcher))
+	d.wakeAt.Store(math.MaxInt64)
 	return d
 }
 
@@ -91,9 +102,12 @@ func (d *dispatcher) enqueue(ctx context.Context, e *event) bool {
 	}
 }
 
-// run dispatches until ctx is done.
+// run dispatches until ctx is done. It wakes for bookmarks only when one
+// is due, not on a fixed tick: a server serves some sixty types, each
+// with its dispatcher, and on an idle one those ticks were the most
+// frequent cause of the process waking up.
 func (d *dispatcher) run(ctx context.Context) {
-	tick := d.clock.After(bookmarkTick)
+	tick := d.planBookmarks()
 	for {
 		select {
 		case <-ctx.Done():
@@ -107,7 +121,44 @@ func (d *dispatcher) run(ctx context.Context) {
 			d.dispatched.Store(d.rev)
 		case <-tick:
 			d.offerBookmarks()
-			tick = d.clock.After(bookmarkTick)
+			tick = d.planBookmarks()
+		case <-d.kick:
+			tick = d.planBookmarks()
+		}
+	}
+}
+
+// planBookmarks returns a channel that fires when bookmarks are next to
+// be offered: when the earliest is due, but not sooner than bookmarkTick
+// from now (a watcher offered one reschedules on its own goroutine, and
+// one whose buffer was full is offered it again then); nil when no
+// watcher wants one. wakeAt is MaxInt64 while it reads the watchers, so
+// that a watcher scheduling meanwhile kicks it to plan again.
+func (d *dispatcher) planBookmarks() <-chan time.Time {
+	d.wakeAt.Store(math.MaxInt64)
+	next := int64(math.MaxInt64)
+	for _, w := range *d.watchers.Load() {
+		if due := w.nextBookmark.Load(); due != 0 && due < next {
+			next = due
+		}
+	}
+	if next == math.MaxInt64 {
+		return nil
+	}
+	now := d.clock.Now()
+	wait := max(time.Duration(next-now.UnixNano()), bookmarkTick)
+	d.wakeAt.Store(now.Add(wait).UnixNano())
+	return d.clock.After(wait)
+}
+
+// bookmarkAt tells the dispatcher that a watcher's next bookmark is due
+// at due (Unix nanoseconds), waking it if it planned to sleep past that.
+// Watchers call it after they store nextBookmark.
+func (d *dispatcher) bookmarkAt(due int64) {
+	if due < d.wakeAt.Load() {
+		select {
+		case d.kick <- struct{}{}:
+		default:
 		}
 	}
 }

@@ -145,3 +145,44 @@ func TestOfferBookmarksOnlyWhenDue(t *testing.T) {
 		t.Fatal("a full watcher misses a bookmark; it is not terminated for it")
 	}
 }
+
+// TestPlanBookmarks checks that the dispatcher sleeps until the earliest
+// bookmark is due (and not at all when none is wanted), no less than
+// bookmarkTick, and that a watcher due sooner than planned wakes it.
+func TestPlanBookmarks(t *testing.T) {
+	clock := &instantClock{now: time.Unix(100, 0)}
+	d := newDispatcher(clock, quietLogger(), time.Millisecond)
+	// plan returns the wait it planned: instantClock.After advances the
+	// time by it.
+	plan := func() (time.Duration, bool) {
+		before := clock.Now()
+		ch := d.planBookmarks()
+		return clock.Now().Sub(before), ch != nil
+	}
+
+	channelWatcher(d, testPrefix, 0, 1) // wants no bookmarks
+	if _, ok := plan(); ok {
+		t.Fatal("planned a wake with no watcher wanting bookmarks")
+	}
+	soon := channelWatcher(d, testPrefix, 0, 1)
+	soon.nextBookmark.Store(clock.Now().Add(time.Minute).UnixNano())
+	later := channelWatcher(d, testPrefix, 0, 1)
+	later.nextBookmark.Store(clock.Now().Add(time.Hour).UnixNano())
+	if wait, ok := plan(); !ok || wait != time.Minute {
+		t.Fatalf("planned %v (%v), want the earliest bookmark's minute", wait, ok)
+	}
+	soon.nextBookmark.Store(clock.Now().UnixNano() - 1) // due, not yet taken
+	if wait, ok := plan(); !ok || wait != bookmarkTick {
+		t.Fatalf("planned %v (%v), want bookmarkTick for a bookmark already due", wait, ok)
+	}
+
+	planned := d.wakeAt.Load()
+	d.bookmarkAt(planned + 1)
+	if len(d.kick) != 0 {
+		t.Fatal("a bookmark due after the planned wake kicked the dispatcher")
+	}
+	d.bookmarkAt(planned - 1)
+	if len(d.kick) != 1 {
+		t.Fatal("a bookmark due before the planned wake did not kick the dispatcher")
+	}
+}

@@ -42,7 +42,10 @@ type cacheWatcher struct {
 	deadline       time.Time // the watch context's deadline, or zero
 	deadlineDone   bool      // the bookmark before the deadline was sent
 	nextBookmark   atomic.Int64
-	lastRev        int64 // highest revision the client has been told about
+	// bookmarkAt, if set, is told each nextBookmark stored (the
+	// dispatcher's, which sleeps until the earliest).
+	bookmarkAt func(due int64)
+	lastRev    int64 // highest revision the client has been told about
 
 	// Delivery, for Delivered. offered is the newest revision the
 	// dispatcher has put in input; handed the newest taken from input
@@ -201,6 +204,9 @@ func (w *cacheWatcher) scheduleBookmark() {
 		}
 	}
 	w.nextBookmark.Store(next.UnixNano())
+	if w.bookmarkAt != nil {
+		w.bookmarkAt(next.UnixNano())
+	}
 }
 
 // maybeBookmark handles a bookmark offered by the dispatcher at rev: all
