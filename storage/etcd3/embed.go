@@ -282,19 +282,20 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 // for it; raft's own is a MsgHup stepped into the node, and the only
 // path in from outside etcdserver is Process, which raft accepts local
 // messages through when they come from one of its local threads
-// (LocalAppendThread). raft ignores the message while the member is
+// (LocalAppendThread). raft ignores the message once the member is
 // leader, and refuses it until the member has applied its bootstrap
-// configuration: it is sent again every millisecond until then. Should
-// a later raft drop it, the member still elects itself on its timeout,
+// configuration, so it is sent again until there is a leader: after 1ms,
+// then twice as long each time, because each one starts the election
+// anew, and one sent sooner than the member can count its own vote
+// (a round through etcd's apply loop) would delay it. Should a later
+// raft drop the message, the member still elects itself on its timeout,
 // only later.
 func campaign(ctx context.Context, s *etcdserver.EtcdServer) {
-	t := time.NewTicker(time.Millisecond)
-	defer t.Stop()
-	for s.Leader() == types.ID(raft.None) {
+	for wait := time.Millisecond; s.Leader() == types.ID(raft.None); wait = min(2*wait, time.Second) {
 		to, from := uint64(s.MemberID()), raft.LocalAppendThread
 		_ = s.Process(ctx, &raftpb.Message{Type: raftpb.MsgHup.Enum(), To: &to, From: &from})
 		select {
-		case <-t.C:
+		case <-time.After(wait):
 		case <-s.StoppingNotify():
 			return
 		case <-ctx.Done():

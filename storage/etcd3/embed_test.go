@@ -282,3 +282,21 @@ func writeSelfSigned(t *testing.T, dir string) (certFile, keyFile string) {
 	}
 	return certFile, keyFile
 }
+
+// TestEmbeddedCampaignsAtOnce starts a member whose election would come
+// 10 to 50 s after start (ticks of 10 s, the longest etcd accepts) with
+// a start timeout short of that, first on a new directory and then again
+// on the same one: only campaign can make it leader in time.
+func TestEmbeddedCampaignsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	for _, start := range []string{"new", "restart"} {
+		e, err := StartEmbedded(context.Background(), EmbeddedConfig{
+			Dir: dir, UnsafeNoFsync: true, NoClientListener: true,
+			TickInterval: 10 * time.Second, StartTimeout: 9 * time.Second,
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", start, err)
+		}
+		e.Close()
+	}
+}
