@@ -99,7 +99,7 @@ func TestStatusErrors(t *testing.T) {
 		{"invalid", NewInvalid(GroupKind{Kind: "ConfigMap"}, "A", field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), "A", "bad")}), 422, ReasonInvalid,
 			`ConfigMap "A" is invalid: metadata.name: Invalid value: "A": bad`},
 		{"too large", NewRequestEntityTooLarge(3 << 20), 413, ReasonRequestEntityTooLarge, "Request entity too large: limit is 3145728"},
-		{"timeout", NewTimeout("slow", 1), 504, ReasonTimeout, "slow"},
+		{"timeout", NewTimeout("slow", 1), 504, ReasonTimeout, "Timeout: slow"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
