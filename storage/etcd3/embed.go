@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -29,9 +32,14 @@ import (
 const DefaultStartTimeout = 30 * time.Second
 
 // DefaultTickInterval is the embedded member's raft tick when
-// EmbeddedConfig.TickInterval is zero: etcd's own default. See there
-// for why it is not shorter.
+// EmbeddedConfig.TickInterval is zero and Dir holds no member yet: etcd's
+// own default. See there for why it is not shorter.
 const DefaultTickInterval = 100 * time.Millisecond
+
+// DefaultRestartTickInterval is the raft tick when TickInterval is zero
+// and Dir holds a member already: short, because a restarted member is
+// left to elect itself on its election timeout (see campaign).
+const DefaultRestartTickInterval = 10 * time.Millisecond
 
 // EmbeddedConfig configures an embedded single-member etcd.
 type EmbeddedConfig struct {
@@ -63,13 +71,14 @@ type EmbeddedConfig struct {
 	QuotaBackendBytes int64
 
 	// TickInterval is etcd's raft tick (its heartbeat interval); the
-	// election timeout is five ticks. Zero means DefaultTickInterval.
-	// Every tick wakes the process, idle or not: at 10ms ticks that
-	// alone kept ~1.4% of a core busy on a shared 2-CPU VM, at 100ms
-	// ~0.2%. The tick does not slow a start: a member left to itself
-	// becomes leader only after an election timeout (1 to 5 ticks, up to
-	// 500ms at 100ms ticks), so StartEmbedded has it campaign at once
-	// (see campaign).
+	// election timeout is five ticks. Zero means DefaultTickInterval on
+	// a new Dir and DefaultRestartTickInterval on one that holds a
+	// member. Every tick wakes the process, idle or not: at 10ms ticks
+	// that alone kept ~1.4% of a core busy on a shared 2-CPU VM, at
+	// 100ms ~0.2%. A member left to itself becomes leader only after an
+	// election timeout, 1 to 5 ticks: up to 500ms at 100ms ticks. A new
+	// member does not wait (StartEmbedded has it campaign at once); a
+	// restarted one does, hence its shorter tick.
 	TickInterval time.Duration
 
 	// LoopbackClient makes Client talk to the member over gRPC on the
@@ -201,9 +210,14 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	// The gateway dials the listen address, which is unknown with port 0;
 	// miniapi does not use etcd's HTTP/JSON gateway.
 	ec.EnableGRPCGateway = false
+	fresh := newMemberDir(cfg.Dir)
 	tick := cfg.TickInterval
-	if tick <= 0 {
+	switch {
+	case tick > 0:
+	case fresh:
 		tick = DefaultTickInterval
+	default:
+		tick = DefaultRestartTickInterval
 	}
 	ec.TickMs = uint(max(tick.Milliseconds(), 1))
 	ec.ElectionMs = embeddedElectionTicks * ec.TickMs
@@ -237,7 +251,9 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	defer campaigning.Wait()
 	cctx, stopCampaign := context.WithCancel(ctx)
 	defer stopCampaign()
-	campaigning.Go(func() { campaign(cctx, e.Server) })
+	if fresh {
+		campaigning.Go(func() { campaign(cctx, e.Server) })
+	}
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
@@ -277,8 +293,20 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	return emb, nil
 }
 
-// campaign makes a single member elect itself now rather than after its
-// election timeout, until it has a leader or ctx ends. etcd has no call
+// newMemberDir reports whether dir holds no etcd member yet, so that
+// StartEmbedded bootstraps a new one there.
+func newMemberDir(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "member"))
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// campaign makes a new single member elect itself now rather than after
+// its election timeout, until it has a leader or ctx ends. Only a new
+// one: on a restart raft may, until it has gone once through the
+// entries it replays, hold an applied index below what etcd has already
+// compacted from its in-memory log, and a MsgHup then makes raft scan
+// the compacted entries and panic (seen on a data directory of a few
+// hundred writes); raft's own election on its timeout comes after that. etcd has no call
 // for it; raft's own is a MsgHup stepped into the node, and the only
 // path in from outside etcdserver is Process, which raft accepts local
 // messages through when they come from one of its local threads

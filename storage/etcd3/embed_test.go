@@ -33,6 +33,13 @@ func TestEmbeddedRestartKeepsData(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("first start took %v, endpoint %s", time.Since(start), e.Endpoint())
+	// A few hundred writes for the restart to replay: a MsgHup stepped
+	// in while raft replays them made it panic (see campaign).
+	for i := range 300 {
+		if _, err := e.Client.Put(ctx, fmt.Sprintf("/filler/%d", i), "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	put, err := e.Client.Put(ctx, "/k", "v1")
 	if err != nil {
 		t.Fatal(err)
@@ -283,20 +290,17 @@ func writeSelfSigned(t *testing.T, dir string) (certFile, keyFile string) {
 	return certFile, keyFile
 }
 
-// TestEmbeddedCampaignsAtOnce starts a member whose election would come
-// 10 to 50 s after start (ticks of 10 s, the longest etcd accepts) with
-// a start timeout short of that, first on a new directory and then again
-// on the same one: only campaign can make it leader in time.
+// TestEmbeddedCampaignsAtOnce starts a new member whose election would
+// come 10 to 50 s after start (ticks of 10 s, the longest etcd accepts)
+// with a start timeout short of that: only campaign can make it leader
+// in time.
 func TestEmbeddedCampaignsAtOnce(t *testing.T) {
-	dir := t.TempDir()
-	for _, start := range []string{"new", "restart"} {
-		e, err := StartEmbedded(context.Background(), EmbeddedConfig{
-			Dir: dir, UnsafeNoFsync: true, NoClientListener: true,
-			TickInterval: 10 * time.Second, StartTimeout: 9 * time.Second,
-		})
-		if err != nil {
-			t.Fatalf("%s: %v", start, err)
-		}
-		e.Close()
+	e, err := StartEmbedded(context.Background(), EmbeddedConfig{
+		Dir: t.TempDir(), UnsafeNoFsync: true, NoClientListener: true,
+		TickInterval: 10 * time.Second, StartTimeout: 9 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
+	e.Close()
 }
