@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -165,11 +166,17 @@ func retryOnConflict(f func() error) error {
 // scheme, no metrics or health listeners.
 func newManager(t *testing.T, env *miniapitest.Env) (ctrl.Manager, *runtime.Scheme) {
 	t.Helper()
+	return newManagerFor(t, env.Config)
+}
+
+// newManagerFor is newManager with its own client configuration.
+func newManagerFor(t *testing.T, cfg *rest.Config) (ctrl.Manager, *runtime.Scheme) {
+	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",

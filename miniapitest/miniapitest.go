@@ -13,6 +13,7 @@ import (
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/controllers"
+	"github.com/miniapi/miniapi/faults"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/server"
 	"k8s.io/client-go/rest"
@@ -48,6 +49,10 @@ type Env struct {
 	// host, port and certificate directory the test's webhook server
 	// serves on. Nil without WithWebhooks.
 	WebhookInstallOptions *envtest.WebhookInstallOptions
+	// Faults injects faults into this server's requests, watches and
+	// etcd calls: add a rule, run the code under test, read the counts.
+	// See package faults.
+	Faults *faults.Injector
 
 	t        testing.TB
 	stopOnce sync.Once
@@ -73,6 +78,7 @@ type options struct {
 	nodes              int
 	scheduler, kubelet bool
 	podCompleteAfter   time.Duration
+	faultSeed          uint64
 }
 
 // DefaultControllers are the controllers an environment runs unless
@@ -87,6 +93,13 @@ var DefaultControllers = []string{controllers.NamespaceControllerName, controlle
 // it off, since no controller makes the ServiceAccount it would give
 // every pod.
 var DefaultDisabledAdmissionPlugins = []string{"ServiceAccount"}
+
+// WithFaultSeed seeds the random draws of the environment's fault rules
+// that have a Probability (the default seed is 0): a test that meets a
+// fault it cannot explain runs again with the same seed.
+func WithFaultSeed(seed uint64) Option {
+	return func(o *options) { o.faultSeed = seed }
+}
 
 // WithControllers runs the controllers list names, in
 // kube-controller-manager's --controllers syntax ("*" for all, "-name"
@@ -207,11 +220,12 @@ func Start(t testing.TB, opts ...Option) *Env {
 		Scheduler:        o.scheduler,
 		Kubelet:          o.kubelet,
 		PodCompleteAfter: o.podCompleteAfter,
+		FaultSeed:        o.faultSeed,
 	})
 	if err != nil {
 		t.Fatalf("miniapitest: start miniapi: %v", err)
 	}
-	e := &Env{Server: srv, URL: srv.URL(), t: t}
+	e := &Env{Server: srv, URL: srv.URL(), Faults: srv.Faults(), t: t}
 	t.Cleanup(e.Stop)
 
 	if e.KubeconfigPath, err = srv.WriteKubeconfig(filepath.Join(dir, "kubeconfig")); err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/miniapi/miniapi/auth"
 	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/endpoints"
+	"github.com/miniapi/miniapi/faults"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/endpoints/filters"
 	"k8s.io/apiserver/pkg/endpoints/filters/impersonation"
@@ -28,9 +29,13 @@ type chain struct {
 	requestWaitLimit time.Duration
 	// audit is nil when nothing is audited.
 	audit *auditing
+	// faults, when set, injects faults into the requests that reach the
+	// API, once authorized.
+	faults *faults.Injector
 }
 
-// build puts api behind kube-apiserver's filters, in the order of its
+// build puts api behind the fault injector and kube-apiserver's
+// filters, in the order of its
 // DefaultBuildHandlerChain, innermost first: authorization, priority and
 // fairness (or the max-in-flight limit), impersonation, audit,
 // authentication (whose failures are audited too), request info, the
@@ -40,6 +45,9 @@ type chain struct {
 func (c chain) build(api http.Handler) http.Handler {
 	codecs := builtin.Codecs()
 	h := api
+	if c.faults != nil {
+		h = c.faults.Filter(h, codecs)
+	}
 	if c.auth != nil {
 		h = filters.WithAuthorization(h, c.auth.Authorizer, codecs)
 	}

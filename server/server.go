@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/miniapi/miniapi/controllers"
 	"github.com/miniapi/miniapi/endpoints"
 	"github.com/miniapi/miniapi/endpoints/handlers"
+	"github.com/miniapi/miniapi/faults"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
 	"github.com/miniapi/miniapi/storage/cacher"
@@ -154,6 +156,9 @@ type Config struct {
 	// Audit is kube's audit logging; off unless both a policy and a log
 	// path are given.
 	Audit AuditConfig
+	// FaultSeed seeds the fault injector's random draws (see package
+	// faults): the same requests in the same order meet the same faults.
+	FaultSeed uint64
 	// Logger receives all logs; nil discards them.
 	Logger *slog.Logger
 	// EtcdLogger receives the embedded etcd's own logs; nil discards them.
@@ -201,6 +206,9 @@ type Server struct {
 	// controllers are our own built-in controllers (namespace, garbage
 	// collector), for WaitForControllers.
 	controllers []controllers.Controller
+	// faults injects the faults tests ask for; with no rules it costs
+	// one atomic load per request.
+	faults *faults.Injector
 	// id names this server to admission plugins that record it.
 	id string
 	// converters convert the objects of CRDs whose conversion strategy
@@ -276,6 +284,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.startStorage(ctx, cfg); err != nil {
 		return nil, err
 	}
+	s.faults = faults.New(cfg.FaultSeed, log)
+	s.client.KV = s.faults.KV(s.client.KV)
 	svcs, err := s.newServices(cfg)
 	if err != nil {
 		return nil, err
@@ -392,11 +402,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		RequestTimeout:  requestTimeout,
 		InflightCounted: s.flowControl != nil || readOnly+mutating > 0,
 	})
-	c := chain{flowControl: s.flowControl, maxReadOnly: readOnly, maxMutating: mutating, requestWaitLimit: requestTimeout / 4, audit: s.audit}
+	c := chain{faults: s.faults, flowControl: s.flowControl, maxReadOnly: readOnly, maxMutating: mutating, requestWaitLimit: requestTimeout / 4, audit: s.audit}
 	if s.sec.tls != nil {
 		c.auth = s.sec.auth
 	}
-	handler := c.build(s.withIssuerDiscovery(api, cfg))
+	handler := c.build(s.withFaultsAdmin(s.withIssuerDiscovery(api, cfg)))
 	s.inProcess.serve(handler)
 	// The admission plugins' informers list through the in-process
 	// client, which serves from here on; the plugins wait for them.
@@ -600,6 +610,22 @@ func (s *Server) URL() string { return s.url }
 
 // Registry is the server's live registry of types.
 func (s *Server) Registry() *registry.Registry { return s.reg }
+
+// Faults is the server's fault injector (see package faults).
+func (s *Server) Faults() *faults.Injector { return s.faults }
+
+// withFaultsAdmin serves the fault injector's admin endpoint at
+// faults.Path, behind the server's authentication and authorization.
+func (s *Server) withFaultsAdmin(h http.Handler) http.Handler {
+	admin := s.faults.Handler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == faults.Path || strings.HasPrefix(r.URL.Path, faults.Path+"/") {
+			admin.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
 
 // Shutdown stops accepting connections, ends open watches, waits for
 // in-flight requests (bounded by ctx), then stops the background

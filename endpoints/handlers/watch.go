@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/faults"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
 	"k8s.io/apimachinery/pkg/fields"
@@ -92,6 +93,9 @@ type frameSink interface {
 	write(ev storage.Event) error
 	// flush pushes buffered frames to the client.
 	flush() error
+	// reset drops the connection without ending the stream (an injected
+	// fault).
+	reset()
 }
 
 // pump moves events from the watcher to the sink until the watcher ends,
@@ -105,6 +109,9 @@ func pump(ctx context.Context, w storage.Watcher, sink frameSink, shutdown <-cha
 	if fr != nil {
 		fr.ConsumerFlushes()
 	}
+	// Injected faults (see package faults) end the watch or hold its
+	// events back; without a fault injector both are nil.
+	fault := faults.WatchFrom(ctx)
 	var written int64
 	for {
 		select {
@@ -112,8 +119,23 @@ func pump(ctx context.Context, w storage.Watcher, sink frameSink, shutdown <-cha
 			return
 		case <-shutdown:
 			return
+		case a := <-fault.Signals():
+			switch a {
+			case faults.WatchReset:
+				sink.reset()
+			case faults.WatchExpire:
+				// As after the revision last sent was compacted: kube's
+				// 410 Expired ERROR event.
+				expired := api.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", written, written+1))
+				sink.write(storage.Event{Type: storage.ErrorEvent, Err: expired})
+				sink.flush()
+			}
+			return
 		case ev, ok := <-ch:
 			if !ok {
+				return
+			}
+			if d := fault.Delay(); d > 0 && !sleep(ctx, d) {
 				return
 			}
 			if err := sink.write(ev); err != nil {
@@ -138,6 +160,18 @@ func pump(ctx context.Context, w storage.Watcher, sink frameSink, shutdown <-cha
 	}
 }
 
+// sleep waits d, reporting false if ctx ends first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // httpSink writes newline-terminated JSON frames to a chunked response.
 type httpSink struct {
 	w      http.ResponseWriter
@@ -147,6 +181,10 @@ type httpSink struct {
 
 func (s *httpSink) write(ev storage.Event) error { return s.frames.write(s.w, ev) }
 func (s *httpSink) flush() error                 { return s.rc.Flush() }
+
+// reset aborts the response: net/http resets the HTTP/2 stream, or
+// closes an HTTP/1.1 connection without the chunked stream's end.
+func (s *httpSink) reset() { panic(http.ErrAbortHandler) }
 
 // serveHTTPWatch writes headers, then streams frames as chunks.
 func serveHTTPWatch(ctx context.Context, w http.ResponseWriter, watcher storage.Watcher, frames *frameEncoder, shutdown <-chan struct{}) {

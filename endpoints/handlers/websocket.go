@@ -44,6 +44,9 @@ func (s *wsSink) write(ev storage.Event) error {
 // flush is a no-op: every message is sent whole.
 func (s *wsSink) flush() error { return nil }
 
+// reset closes the socket; x/net/websocket sends a close frame first.
+func (s *wsSink) reset() { s.ws.Close() }
+
 // serveWebSocketWatch upgrades the connection and streams events as
 // messages until the watch ends or the client closes the socket.
 //
