@@ -410,10 +410,12 @@ func TestFlowControlUnderFlood(t *testing.T) {
 	if limit := int64(6*50 + 1); peakQueued.Load() > limit {
 		t.Errorf("%d requests queued at the peak, want at most %d", peakQueued.Load(), limit)
 	}
-	// The heap's peak counts both ends (1,500 TLS connections, 300 list
-	// bodies of 450 KB read by the clients) and garbage; what matters
-	// is that none of it is kept.
-	if grew := peakHeap.Load() - int64(before.HeapAlloc); grew > 512<<20 {
+	// The heap's peak counts both ends (1,500 TLS connections, 300-450
+	// list bodies of 450 KB read by the clients) and garbage, more of it
+	// the busier the machine is (538 MiB seen once with other tests
+	// running): the bound catches a server holding all 1,500 requests'
+	// answers (~1.4 GiB); what matters most is that none of it is kept.
+	if grew := peakHeap.Load() - int64(before.HeapAlloc); grew > 768<<20 {
 		t.Errorf("heap grew by %d MiB during the flood", grew>>20)
 	}
 	noisy.c.CloseIdleConnections()
