@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/miniapi/miniapi/storage/cacher"
 	"github.com/miniapi/miniapi/storage/etcd3"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -56,4 +57,21 @@ func (c *compactor) report(ctx context.Context, err error) {
 	if ctx.Err() == nil && c.onError != nil {
 		c.onError(err)
 	}
+}
+
+// Compact compacts etcd's history up to its current revision, now, and
+// tells every watch cache so: a watch, an Exact list or a continue token
+// at an older resourceVersion is answered 410 Expired from then on, as
+// it is once kube-apiserver's compaction has passed it. It returns the
+// revision compacted to, the oldest still readable.
+func (s *Server) Compact(ctx context.Context) (int64, error) {
+	rev, err := etcd3.CurrentRevision(ctx, s.client)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := s.client.Compact(ctx, rev, clientv3.WithCompactPhysical()); err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
+		return 0, err
+	}
+	s.objects.each(func(c *cacher.Cacher) { c.Compacted(rev) })
+	return rev, nil
 }

@@ -250,6 +250,19 @@ func (o *objectCounts) remove(gr schema.GroupResource, c *cacher.Cacher) {
 	}
 }
 
+// each calls f with every cache.
+func (o *objectCounts) each(f func(*cacher.Cacher)) {
+	o.mu.RLock()
+	cs := make([]*cacher.Cacher, 0, len(o.byResource))
+	for _, c := range o.byResource {
+		cs = append(cs, c)
+	}
+	o.mu.RUnlock()
+	for _, c := range cs {
+		f(c)
+	}
+}
+
 // stats answers as kube's tracker does: ObjectCountNotFoundErr for a type
 // with no cache here.
 func (o *objectCounts) stats(key string) (apistorage.Stats, error) {
