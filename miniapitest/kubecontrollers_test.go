@@ -189,25 +189,35 @@ func TestKubeControllers(t *testing.T) {
 		if _, err := cs.CoreV1().ResourceQuotas(ns).Create(ctx, q, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
+		// As kube's own quota e2e tests do, wait for the controller's
+		// first status before creating what the quota counts: the quota
+		// admission plugin charges creates only once it sees the quota,
+		// and the controller recounts on updates and deletes, not on
+		// creates (until its 5-minute resync). Settle makes sure the
+		// plugin's informer has seen the quota and its status.
+		waitFor(t, ctx, "the quota's first status", func() (bool, error) {
+			q, err := cs.CoreV1().ResourceQuotas(ns).Get(ctx, "q", metav1.GetOptions{})
+			return err == nil && len(q.Status.Hard) == 3, err
+		})
+		env.Settle(ctx)
 		for i := range 2 {
 			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i)}, Spec: podTemplate(nil, corev1.RestartPolicyAlways).Spec}
 			if _, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		// The quota controller counts a kind once discovery has named it
-		// to its monitors; a discovery that failed on a loaded machine is
-		// read again after 30 s, as in kube-controller-manager.
-		qctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-		defer cancel()
-		waitFor(t, qctx, "the quota's usage", func() (bool, error) {
+		waitFor(t, ctx, "the quota's usage", func() (bool, error) {
 			q, err := cs.CoreV1().ResourceQuotas(ns).Get(ctx, "q", metav1.GetOptions{})
 			if err != nil {
 				return false, err
 			}
 			pods, secrets := q.Status.Used[corev1.ResourcePods], q.Status.Used[corev1.ResourceSecrets]
 			deployments, ok := q.Status.Used["count/deployments.apps"]
-			return len(q.Status.Hard) == 3 && pods.Value() == 2 && secrets.Value() == 0 && ok && deployments.Value() == 0, nil
+			if len(q.Status.Hard) == 3 && pods.Value() == 2 && secrets.Value() == 0 && ok && deployments.Value() == 0 {
+				return true, nil
+			}
+			// What the controller wrote last, should the wait fail.
+			return false, fmt.Errorf("status: hard %v, used %v (resourceVersion %s)", q.Status.Hard, q.Status.Used, q.ResourceVersion)
 		})
 	})
 
