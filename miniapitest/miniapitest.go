@@ -14,6 +14,7 @@ import (
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/controllers"
 	"github.com/miniapi/miniapi/faults"
+	"github.com/miniapi/miniapi/journal"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/server"
 	"k8s.io/client-go/rest"
@@ -53,6 +54,11 @@ type Env struct {
 	// etcd calls: add a rule, run the code under test, read the counts.
 	// See package faults.
 	Faults *faults.Injector
+	// Journal records this server's requests and the watch events it
+	// sends (the last DefaultJournalSize; see WithJournalSize). When the
+	// test fails, its last entries are logged as a timeline. See package
+	// journal.
+	Journal *journal.Journal
 
 	t        testing.TB
 	stopOnce sync.Once
@@ -79,7 +85,16 @@ type options struct {
 	scheduler, kubelet bool
 	podCompleteAfter   time.Duration
 	faultSeed          uint64
+	journalSize        *int
 }
+
+// DefaultJournalSize is how many entries an environment's journal keeps
+// unless WithJournalSize says otherwise.
+const DefaultJournalSize = 10000
+
+// journalOnFailure is how many of the journal's last entries a failed
+// test logs.
+const journalOnFailure = 100
 
 // DefaultControllers are the controllers an environment runs unless
 // WithControllers says otherwise: namespace lifecycle and garbage
@@ -93,6 +108,12 @@ var DefaultControllers = []string{controllers.NamespaceControllerName, controlle
 // it off, since no controller makes the ServiceAccount it would give
 // every pod.
 var DefaultDisabledAdmissionPlugins = []string{"ServiceAccount"}
+
+// WithJournalSize keeps the last n entries in the environment's journal;
+// 0 or less keeps none (and Env.Journal is nil).
+func WithJournalSize(n int) Option {
+	return func(o *options) { o.journalSize = &n }
+}
 
 // WithFaultSeed seeds the random draws of the environment's fault rules
 // that have a Probability (the default seed is 0): a test that meets a
@@ -221,12 +242,14 @@ func Start(t testing.TB, opts ...Option) *Env {
 		Kubelet:          o.kubelet,
 		PodCompleteAfter: o.podCompleteAfter,
 		FaultSeed:        o.faultSeed,
+		JournalSize:      o.journal(),
 	})
 	if err != nil {
 		t.Fatalf("miniapitest: start miniapi: %v", err)
 	}
-	e := &Env{Server: srv, URL: srv.URL(), Faults: srv.Faults(), t: t}
+	e := &Env{Server: srv, URL: srv.URL(), Faults: srv.Faults(), Journal: srv.Journal(), t: t}
 	t.Cleanup(e.Stop)
+	t.Cleanup(e.logJournalOnFailure)
 
 	if e.KubeconfigPath, err = srv.WriteKubeconfig(filepath.Join(dir, "kubeconfig")); err != nil {
 		t.Fatalf("miniapitest: %v", err)
@@ -378,6 +401,26 @@ func (e *Env) createNamespaces(ctx context.Context, names []string) error {
 }
 
 // controllerList is the --controllers list the environment runs.
+func (o *options) journal() int {
+	if o.journalSize == nil {
+		return DefaultJournalSize
+	}
+	return max(*o.journalSize, 0)
+}
+
+// logJournalOnFailure logs the journal's last entries if the test failed,
+// so its log shows what the server was asked and what it sent.
+func (e *Env) logJournalOnFailure() {
+	if !e.t.Failed() || e.Journal == nil {
+		return
+	}
+	entries := e.Journal.Entries()
+	if len(entries) > journalOnFailure {
+		entries = entries[len(entries)-journalOnFailure:]
+	}
+	e.t.Logf("miniapitest: the server's last %d requests and watch events:\n%s", len(entries), journal.Timeline(entries))
+}
+
 func (o *options) controllerList() []string {
 	if o.controllers != nil {
 		return o.controllers

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/journal"
 	"github.com/miniapi/miniapi/storage"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -218,6 +219,7 @@ func (s *Store) put(ctx context.Context, ns string, obj *api.Object, generated b
 	}
 	if err == nil && !opts.DryRun {
 		s.noteWrite(out)
+		journal.Wrote(ctx, obj.Metadata.Name, 0, out.Revision)
 	}
 	return out, false, s.statusErr(err, obj.Metadata.Name)
 }

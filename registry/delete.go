@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/journal"
 	"github.com/miniapi/miniapi/storage"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -156,9 +157,11 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions)
 			s.afterDelete(cur, true)
 			return cur, true, nil
 		}
+		var prev int64 // the revision deleted
 		out, err := s.storage.Delete(ctx, key, storage.DeleteOptions{
 			Preconditions: pre,
 			Validate: func(c *storage.Object) error {
+				prev = c.Revision
 				o, err := decode(c.Data)
 				if err != nil {
 					return err
@@ -177,6 +180,7 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions)
 		}
 		if err == nil {
 			s.afterDelete(out, false)
+			journal.Wrote(ctx, name, prev, out.Revision)
 		}
 		return out, err == nil, s.statusErr(err, name)
 	}

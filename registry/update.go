@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/journal"
 	"github.com/miniapi/miniapi/storage"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -112,9 +113,11 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 	// dropManaged is set after etcd refused the object as too large; see
 	// retriesWithoutManagedFields.
 	dropManaged := false
+	var prev int64 // the revision the last try started from
 	try := func(cur *storage.Object) ([]byte, error) {
 		finish(false)
 		finish = func(bool) {}
+		prev = cur.Revision
 		old, err := decode(cur.Data)
 		if err != nil {
 			return nil, err
@@ -236,6 +239,7 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 			finish(true)
 			finish = func(bool) {}
 			s.noteWrite(out)
+			journal.Wrote(ctx, name, prev, out.Revision)
 			return out, nil
 		}
 		// The update removes the last finalizer of an object being
@@ -252,6 +256,7 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 			return nil, s.statusErr(err, name)
 		}
 		s.afterDelete(deleted, false)
+		journal.Wrote(ctx, name, deleteAt.Revision, deleted.Revision)
 		return deleted, nil
 	}
 }
@@ -466,6 +471,13 @@ func (s *Store) UpdateStored(ctx context.Context, ns, name string, pre *api.Prec
 		}
 		return &storage.Object{Key: key, Revision: cur.Revision, Data: data}, nil
 	}
-	out, err := s.storage.GuaranteedUpdate(ctx, key, storage.UpdateOptions{}, try)
+	var prev int64
+	out, err := s.storage.GuaranteedUpdate(ctx, key, storage.UpdateOptions{}, func(cur *storage.Object) ([]byte, error) {
+		prev = cur.Revision
+		return try(cur)
+	})
+	if err == nil {
+		journal.Wrote(ctx, name, prev, out.Revision)
+	}
 	return out, s.statusErr(err, name)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/endpoints"
 	"github.com/miniapi/miniapi/faults"
+	"github.com/miniapi/miniapi/journal"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/endpoints/filters"
 	"k8s.io/apiserver/pkg/endpoints/filters/impersonation"
@@ -32,12 +33,16 @@ type chain struct {
 	// faults, when set, injects faults into the requests that reach the
 	// API, once authorized.
 	faults *faults.Injector
+	// journal, when set, records the requests that pass
+	// authentication, with their answers.
+	journal *journal.Journal
 }
 
 // build puts api behind the fault injector and kube-apiserver's
 // filters, in the order of its
 // DefaultBuildHandlerChain, innermost first: authorization, priority and
-// fairness (or the max-in-flight limit), impersonation, audit,
+// fairness (or the max-in-flight limit), the journal (which so sees the
+// answers of both), impersonation, audit,
 // authentication (whose failures are audited too), request info, the
 // received timestamp, and the audit ID outermost. The filters are
 // kube's own; the request deadline, panic recovery and request logging
@@ -55,6 +60,9 @@ func (c chain) build(api http.Handler) http.Handler {
 		h = genericfilters.WithPriorityAndFairness(h, endpoints.LongRunning, c.flowControl.ctl, c.flowControl.estimator, c.requestWaitLimit)
 	} else {
 		h = genericfilters.WithMaxInFlightLimit(h, c.maxReadOnly, c.maxMutating, endpoints.LongRunning)
+	}
+	if c.journal != nil {
+		h = c.journal.Filter(h)
 	}
 	if c.auth != nil {
 		h = impersonation.WithConstrainedImpersonation(h, c.auth.Authorizer, codecs)

@@ -25,6 +25,7 @@ import (
 	"github.com/miniapi/miniapi/endpoints"
 	"github.com/miniapi/miniapi/endpoints/handlers"
 	"github.com/miniapi/miniapi/faults"
+	"github.com/miniapi/miniapi/journal"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
 	"github.com/miniapi/miniapi/storage/cacher"
@@ -156,6 +157,9 @@ type Config struct {
 	// Audit is kube's audit logging; off unless both a policy and a log
 	// path are given.
 	Audit AuditConfig
+	// JournalSize is how many entries the request journal keeps (see
+	// package journal); 0 keeps none and costs nothing.
+	JournalSize int
 	// FaultSeed seeds the fault injector's random draws (see package
 	// faults): the same requests in the same order meet the same faults.
 	FaultSeed uint64
@@ -209,6 +213,9 @@ type Server struct {
 	// faults injects the faults tests ask for; with no rules it costs
 	// one atomic load per request.
 	faults *faults.Injector
+	// journal records requests and watch events; nil without
+	// JournalSize.
+	journal *journal.Journal
 	// id names this server to admission plugins that record it.
 	id string
 	// converters convert the objects of CRDs whose conversion strategy
@@ -285,6 +292,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.faults = faults.New(cfg.FaultSeed, log)
+	if cfg.JournalSize > 0 {
+		s.journal = journal.New(cfg.JournalSize)
+	}
 	s.client.KV = s.faults.KV(s.client.KV)
 	svcs, err := s.newServices(cfg)
 	if err != nil {
@@ -402,7 +412,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		RequestTimeout:  requestTimeout,
 		InflightCounted: s.flowControl != nil || readOnly+mutating > 0,
 	})
-	c := chain{faults: s.faults, flowControl: s.flowControl, maxReadOnly: readOnly, maxMutating: mutating, requestWaitLimit: requestTimeout / 4, audit: s.audit}
+	c := chain{faults: s.faults, journal: s.journal, flowControl: s.flowControl, maxReadOnly: readOnly, maxMutating: mutating, requestWaitLimit: requestTimeout / 4, audit: s.audit}
 	if s.sec.tls != nil {
 		c.auth = s.sec.auth
 	}
@@ -614,16 +624,28 @@ func (s *Server) Registry() *registry.Registry { return s.reg }
 // Faults is the server's fault injector (see package faults).
 func (s *Server) Faults() *faults.Injector { return s.faults }
 
+// Journal is the server's request journal, nil without
+// Config.JournalSize.
+func (s *Server) Journal() *journal.Journal { return s.journal }
+
 // withFaultsAdmin serves the fault injector's admin endpoint at
-// faults.Path, behind the server's authentication and authorization.
+// faults.Path, and the journal's at journal.Path, behind the server's
+// authentication and authorization.
 func (s *Server) withFaultsAdmin(h http.Handler) http.Handler {
 	admin := s.faults.Handler()
+	var journalAdmin http.Handler
+	if s.journal != nil {
+		journalAdmin = s.journal.Handler()
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == faults.Path || strings.HasPrefix(r.URL.Path, faults.Path+"/") {
+		switch {
+		case r.URL.Path == faults.Path || strings.HasPrefix(r.URL.Path, faults.Path+"/"):
 			admin.ServeHTTP(w, r)
-			return
+		case r.URL.Path == journal.Path && journalAdmin != nil:
+			journalAdmin.ServeHTTP(w, r)
+		default:
+			h.ServeHTTP(w, r)
 		}
-		h.ServeHTTP(w, r)
 	})
 }
 

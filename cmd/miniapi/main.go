@@ -22,6 +22,7 @@ import (
 	"github.com/miniapi/miniapi/auth"
 	"github.com/miniapi/miniapi/controllers"
 	"github.com/miniapi/miniapi/faults"
+	"github.com/miniapi/miniapi/journal"
 	"github.com/miniapi/miniapi/server"
 	"github.com/miniapi/miniapi/version"
 	"github.com/spf13/cobra"
@@ -128,6 +129,7 @@ external cluster with --etcd-servers. docs/options.md describes the flags.`,
 	f.StringVar(&o.cfg.ResourcesFile, "resources", "", "YAML file or directory of them declaring extra types: CustomResourceDefinitions (installed at start, re-applied when the files change) or the resources-file format (see docs/resource-types.md)")
 	f.DurationVar(&o.cfg.CompactionInterval, "etcd-compaction-interval", server.DefaultCompactionInterval, "how often to compact etcd's history, keeping one interval of it (0 or less: never)")
 	f.Uint64Var(&o.cfg.FaultSeed, "fault-seed", 0, "seed of the fault injector's random draws (rules are added at "+faults.Path+"; see docs/testing.md)")
+	f.IntVar(&o.cfg.JournalSize, "journal-size", 0, "entries of the request journal to keep (requests and watch events, served at "+journal.Path+"; 0: none)")
 	f.IntVar(&o.cfg.WatchCacheSize, "watch-cache-size", 0, "events of history each type's watch cache keeps for watches from a resourceVersion (0: sized to cover at least 75 seconds)")
 	f.StringSliceVar(&o.cfg.Controllers, "controllers", []string{"*"}, "built-in controllers to run, as kube-controller-manager's flag: '*' for all (each is on by default), 'name' to turn one on, '-name' to turn one off; known (or kube-controller-manager's aliases of them): "+strings.Join(controllers.Names(), ", "))
 	f.IntVar(&o.cfg.Nodes, "nodes", 1, "simulated nodes to register (node-0, node-1, ...); 0 for none (docs/cluster.md)")

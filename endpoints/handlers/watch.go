@@ -13,6 +13,7 @@ import (
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/faults"
+	"github.com/miniapi/miniapi/journal"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
 	"k8s.io/apimachinery/pkg/fields"
@@ -73,6 +74,7 @@ func (q *request) watch() {
 	// seat for it until now (as kube's cacher signals once its watcher
 	// is added). Without the filter this does nothing.
 	utilflowcontrol.WatchInitialized(q.r.Context())
+	journal.WatchFrom(q.r.Context()).SetNamespaced(q.t.Namespaced)
 	frames := newFrameEncoder(q.t, p.ResourceVersion)
 	frames.convert = convert
 	frames.countSent(q.r.Context(), q.info)
@@ -112,6 +114,8 @@ func pump(ctx context.Context, w storage.Watcher, sink frameSink, shutdown <-cha
 	// Injected faults (see package faults) end the watch or hold its
 	// events back; without a fault injector both are nil.
 	fault := faults.WatchFrom(ctx)
+	// The journal, when the server keeps one, records what is sent.
+	journaled := journal.WatchFrom(ctx)
 	var written int64
 	for {
 		select {
@@ -140,6 +144,9 @@ func pump(ctx context.Context, w storage.Watcher, sink frameSink, shutdown <-cha
 			}
 			if err := sink.write(ev); err != nil {
 				return
+			}
+			if ev.Object != nil && ev.Type != storage.Bookmark {
+				journaled.Sent(string(ev.Type), ev.Object.Key, ev.Object.Revision)
 			}
 			if ev.Type == storage.ErrorEvent {
 				sink.flush()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/miniapi/miniapi/faults"
+	"github.com/miniapi/miniapi/journal"
 )
 
 // TestFaultsAdminDoc runs the kubectl commands of docs/testing.md's
@@ -77,5 +78,29 @@ func TestFaultsAdminDoc(t *testing.T) {
 	}
 	if got := strings.Join(ran, " "); got != "create get delete delete" {
 		t.Errorf("ran kubectl %s, want create, get, delete, delete", got)
+	}
+}
+
+// TestJournalEndpoint: the binary keeps a journal when asked and serves
+// it to kubectl get --raw.
+func TestJournalEndpoint(t *testing.T) {
+	skipIfShort(t)
+	t.Parallel()
+	srv := startServer(t, t.TempDir(), "--journal-size=1000")
+	kubectl(t, srv, "create", "configmap", "journaled", "--from-literal=a=b")
+	var l journal.List
+	out := kubectl(t, srv, "get", "--raw", journal.Path)
+	if err := json.Unmarshal([]byte(out), &l); err != nil || l.Kind != "JournalList" {
+		t.Fatalf("get --raw %s: %v\n%s", journal.Path, err, out)
+	}
+	found := false
+	for _, e := range l.Entries {
+		if e.Verb == "create" && e.Resource == "configmaps" && e.Name == "journaled" && e.Code == 201 && e.After != "" &&
+			strings.HasPrefix(e.UserAgent, "kubectl") && e.FieldManager == "kubectl-create" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the journal has no create of configmap journaled by kubectl:\n%s", journal.Timeline(l.Entries))
 	}
 }
