@@ -337,6 +337,18 @@ func (i *Injector) signalLocked(r *Rule, w *Watch) {
 	i.logInjected(r, &w.req)
 }
 
+// SignalWatches hands action to every open watch, outside any rule and
+// uncounted: the server's own doing (a reset), not an injected fault.
+func (i *Injector) SignalWatches(action WatchAction) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	for w := range i.watches {
+		if len(w.c) == 0 {
+			w.c <- action
+		}
+	}
+}
+
 type watchKey struct{}
 
 // WatchFrom returns the watch registered for ctx's request, or nil.

@@ -86,6 +86,7 @@ type options struct {
 	podCompleteAfter   time.Duration
 	faultSeed          uint64
 	journalSize        *int
+	seed               *server.Snapshot
 }
 
 // DefaultJournalSize is how many entries an environment's journal keeps
@@ -243,6 +244,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 		PodCompleteAfter: o.podCompleteAfter,
 		FaultSeed:        o.faultSeed,
 		JournalSize:      o.journal(),
+		Seed:             o.seed,
 	})
 	if err != nil {
 		t.Fatalf("miniapitest: start miniapi: %v", err)

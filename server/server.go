@@ -160,6 +160,9 @@ type Config struct {
 	// JournalSize is how many entries the request journal keeps (see
 	// package journal); 0 keeps none and costs nothing.
 	JournalSize int
+	// Seed, when set, is loaded into storage before the server starts
+	// serving (see Snapshot): the server starts from that state.
+	Seed *Snapshot
 	// FaultSeed seeds the fault injector's random draws (see package
 	// faults): the same requests in the same order meet the same faults.
 	FaultSeed uint64
@@ -296,6 +299,12 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		s.journal = journal.New(cfg.JournalSize)
 	}
 	s.client.KV = s.faults.KV(s.client.KV)
+	if cfg.Seed != nil {
+		// No cache runs yet: whole transactions.
+		if err := s.load(ctx, cfg.Seed, txnOps); err != nil {
+			return nil, err
+		}
+	}
 	svcs, err := s.newServices(cfg)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,143 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/miniapi/miniapi/faults"
+	"github.com/miniapi/miniapi/storage"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Snapshot is a server's whole stored state at one revision: every
+// object of every type under its key prefix (custom resources and their
+// CRDs, RBAC, the system namespaces, all of it), as etcd holds it.
+// Snapshots are immutable and may be shared between goroutines.
+type Snapshot struct {
+	// Revision is the etcd revision the snapshot reflects.
+	Revision int64
+	kvs      []snapshotKV
+}
+
+type snapshotKV struct {
+	key   string // without the server's prefix
+	value []byte
+}
+
+// Len is the number of objects in the snapshot.
+func (s *Snapshot) Len() int { return len(s.kvs) }
+
+// Snapshot captures the server's stored state: one consistent read of
+// every key under its prefix.
+func (s *Server) Snapshot(ctx context.Context) (*Snapshot, error) {
+	root := s.keyRoot()
+	resp, err := s.client.Get(ctx, root, clientv3.WithPrefix())
+	if err != nil {
+		return nil, err
+	}
+	snap := &Snapshot{Revision: resp.Header.Revision, kvs: make([]snapshotKV, len(resp.Kvs))}
+	for i, kv := range resp.Kvs {
+		snap.kvs[i] = snapshotKV{key: string(kv.Key[len(root):]), value: kv.Value}
+	}
+	return snap, nil
+}
+
+// keyRoot is the prefix of every key the server writes, with its slash.
+func (s *Server) keyRoot() string {
+	root := s.cfg.EtcdPrefix
+	if root == "" {
+		root = storage.DefaultRoot
+	}
+	return root + "/"
+}
+
+// Bounds on one transaction, under the embedded member's defaults (128
+// operations, 1.5 MiB a request).
+const (
+	txnOps   = 128
+	txnBytes = 1 << 20
+)
+
+// load writes snap's objects under the server's prefix, deleting what
+// is stored there and is not in snap, in transactions of at most ops
+// operations and about txnBytes. Values already equal are not written.
+// A running server's caches need ops 1: they take one change per
+// revision, as the store writes them, and a transaction's changes share
+// one.
+func (s *Server) load(ctx context.Context, snap *Snapshot, ops int) error {
+	root := s.keyRoot()
+	cur, err := s.client.Get(ctx, root, clientv3.WithPrefix())
+	if err != nil {
+		return err
+	}
+	want := make(map[string][]byte, len(snap.kvs))
+	for _, kv := range snap.kvs {
+		want[root+kv.key] = kv.value
+	}
+	maxOps := ops
+	var batch []clientv3.Op
+	size := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		resp, err := s.client.Txn(ctx).Then(batch...).Commit()
+		if err == nil && !resp.Succeeded {
+			err = errors.New("transaction not applied")
+		}
+		batch, size = batch[:0], 0
+		return err
+	}
+	add := func(op clientv3.Op, n int) error {
+		if len(batch) == maxOps || size+n > txnBytes && len(batch) > 0 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		batch, size = append(batch, op), size+n
+		return nil
+	}
+	for _, kv := range cur.Kvs {
+		key := string(kv.Key)
+		if v, ok := want[key]; ok && bytes.Equal(v, kv.Value) {
+			delete(want, key) // already as in the snapshot
+			continue
+		}
+		if _, ok := want[key]; !ok {
+			if err := add(clientv3.OpDelete(key), len(key)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, kv := range snap.kvs {
+		key := root + kv.key
+		if v, ok := want[key]; ok {
+			if err := add(clientv3.OpPut(key, string(v)), len(key)+len(v)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return fmt.Errorf("server: loading a snapshot: %w", err)
+	}
+	return nil
+}
+
+// Reset returns the running server to snap: what was written since is
+// undone (objects created since deleted, changed ones rewritten as they
+// were, deleted ones recreated, under new resourceVersions: etcd's
+// revisions only go forward), the history before is compacted, and
+// every open watch ends with 410 Expired, so clients list again, as
+// after compaction.
+func (s *Server) Reset(ctx context.Context, snap *Snapshot) error {
+	if err := s.load(ctx, snap, 1); err != nil {
+		return err
+	}
+	if _, err := s.Compact(ctx); err != nil {
+		return err
+	}
+	s.faults.SignalWatches(faults.WatchExpire)
+	return nil
+}
