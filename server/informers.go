@@ -50,6 +50,40 @@ type informerFactory struct {
 	started   map[reflect.Type]bool
 	wg        sync.WaitGroup
 	stop      context.Context
+	// hold is open while handlers added now must wait (holdHandlers).
+	hold chan struct{}
+}
+
+// holdHandlers makes the handlers added from now on wait, before their
+// first call, until release is called: kube's controllers are built
+// while the informers run, and expect none of their handlers called
+// before their constructor returns.
+func (f *informerFactory) holdHandlers() (release func()) {
+	ch := make(chan struct{})
+	f.mu.Lock()
+	f.hold = ch
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		if f.hold == ch {
+			f.hold = nil
+		}
+		f.mu.Unlock()
+		close(ch)
+	}
+}
+
+// currentHold is what a handler added now waits on, nil for nothing.
+func (f *informerFactory) currentHold() <-chan struct{} {
+	if f == nil {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.hold == nil {
+		return nil
+	}
+	return f.hold
 }
 
 func newInformerFactory(client kubernetes.Interface) *informerFactory {
@@ -71,7 +105,7 @@ func (f *informerFactory) InformerFor(obj runtime.Object, newFunc internalinterf
 	}
 	// Tracked, so WaitForControllers can tell when its handlers have
 	// seen every write.
-	inf := cache.SharedIndexInformer(&trackedInformer{SharedIndexInformer: newFunc(f.client, 0), obj: obj})
+	inf := cache.SharedIndexInformer(&trackedInformer{SharedIndexInformer: newFunc(f.client, 0), obj: obj, factory: f})
 	f.informers[t] = inf
 	if f.stop != nil {
 		f.runLocked(t, inf)

@@ -162,6 +162,11 @@ func (s *Server) startKubeControllers(ctx context.Context, sel controllers.Selec
 	k.built = make(chan struct{})
 	s.background.Go(func() {
 		defer close(k.built)
+		// No handler a constructor adds is called before every
+		// constructor has returned, as in kube-controller-manager,
+		// which starts its informers after building its controllers.
+		release := s.informers.holdHandlers()
+		defer release()
 		for _, name := range controllers.Names() {
 			build, ok := kubeControllerFuncs[name]
 			if !ok || !sel.Enabled(name) {

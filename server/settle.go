@@ -235,6 +235,9 @@ func queueName(m *dto.Metric) string {
 type trackedInformer struct {
 	cache.SharedIndexInformer
 	obj runtime.Object
+	// factory holds back handlers added while kube's controllers are
+	// built (see informerFactory.holdHandlers).
+	factory *informerFactory
 
 	mu       sync.Mutex
 	handlers []*trackedHandler
@@ -242,21 +245,21 @@ type trackedInformer struct {
 
 // AddEventHandler adds handler, tracked.
 func (t *trackedInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
-	th := &trackedHandler{inner: h, inf: t}
+	th := &trackedHandler{inner: h, inf: t, hold: t.factory.currentHold()}
 	reg, err := t.SharedIndexInformer.AddEventHandler(th)
 	return t.added(th, reg, err)
 }
 
 // AddEventHandlerWithResyncPeriod adds handler, tracked.
 func (t *trackedInformer) AddEventHandlerWithResyncPeriod(h cache.ResourceEventHandler, period time.Duration) (cache.ResourceEventHandlerRegistration, error) {
-	th := &trackedHandler{inner: h, inf: t}
+	th := &trackedHandler{inner: h, inf: t, hold: t.factory.currentHold()}
 	reg, err := t.SharedIndexInformer.AddEventHandlerWithResyncPeriod(th, period)
 	return t.added(th, reg, err)
 }
 
 // AddEventHandlerWithOptions adds handler, tracked.
 func (t *trackedInformer) AddEventHandlerWithOptions(h cache.ResourceEventHandler, opts cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
-	th := &trackedHandler{inner: h, inf: t}
+	th := &trackedHandler{inner: h, inf: t, hold: t.factory.currentHold()}
 	reg, err := t.SharedIndexInformer.AddEventHandlerWithOptions(th, opts)
 	return t.added(th, reg, err)
 }
@@ -308,6 +311,11 @@ type trackedHandler struct {
 	inner cache.ResourceEventHandler
 	inf   *trackedInformer
 	reg   cache.ResourceEventHandlerRegistration
+	// hold, when set, closes once the handler may be called: a
+	// controller's constructor adds its handlers to informers that run
+	// already, then finishes setting itself up, which kube's contract
+	// (construct every controller, then start the informers) allows.
+	hold <-chan struct{}
 
 	calls    atomic.Uint64
 	inFlight atomic.Int32
@@ -363,6 +371,7 @@ func (h *trackedHandler) note(obj any) {
 func (h *trackedHandler) OnAdd(obj any, isInInitialList bool) {
 	h.begin(obj)
 	defer h.end()
+	h.wait()
 	if isInInitialList {
 		// Everything up to the list's revision is in the list.
 		h.floor.Store(max(h.floor.Load(), rvInt(h.inf.LastSyncResourceVersion())))
@@ -374,6 +383,7 @@ func (h *trackedHandler) OnAdd(obj any, isInInitialList bool) {
 func (h *trackedHandler) OnUpdate(oldObj, newObj any) {
 	h.begin(newObj)
 	defer h.end()
+	h.wait()
 	h.inner.OnUpdate(oldObj, newObj)
 }
 
@@ -381,7 +391,15 @@ func (h *trackedHandler) OnUpdate(oldObj, newObj any) {
 func (h *trackedHandler) OnDelete(obj any) {
 	h.begin(obj)
 	defer h.end()
+	h.wait()
 	h.inner.OnDelete(obj)
+}
+
+// wait blocks until the handler may be called.
+func (h *trackedHandler) wait() {
+	if h.hold != nil {
+		<-h.hold
+	}
 }
 
 func rvInt(rv string) int64 {
