@@ -140,7 +140,7 @@ func TestForExpires(t *testing.T) {
 	if !i.etcdUnavailable() {
 		t.Fatal("etcd is available during the outage")
 	}
-	time.Sleep(r.Expires.Sub(time.Now()) + time.Millisecond)
+	time.Sleep(time.Until(r.Expires.Time) + time.Millisecond)
 	if i.etcdUnavailable() {
 		t.Error("etcd is unavailable after the outage")
 	}

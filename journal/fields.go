@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 
@@ -27,7 +26,7 @@ func Owner(obj metav1.Object, path string) (owner metav1.ManagedFieldsEntry, ok 
 			continue
 		}
 		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+		if err := set.FromJSON(e.FieldsV1.GetRawReader()); err != nil {
 			return owner, false, err
 		}
 		if !set.Has(p) {
