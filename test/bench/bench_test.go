@@ -37,6 +37,7 @@ func tinyConfig() config {
 	c.StartupTypes = 2
 	c.ClusterStartRuns, c.ClusterDeployments = 1, 1
 	c.ClusterIdleNodes, c.ClusterIdleSettle, c.ClusterIdleDuration = 2, 100*time.Millisecond, 500*time.Millisecond
+	c.ForkObjects, c.ForkRuns = 20, 1
 	return c
 }
 
@@ -101,6 +102,9 @@ func TestSmoke(t *testing.T) {
 	if c := rep.Cluster; c == nil || c.StartOn.Runs != 1 || c.StartOff.Runs != 1 || c.Deployment.MedianMs <= 0 ||
 		c.IdleOn.Rounds != 1 || c.IdleOff.Rounds != 1 || c.IdleOn.Seconds <= 0 {
 		t.Errorf("cluster: missing figures: %+v", rep.Cluster)
+	}
+	if f := rep.Fork; f == nil || f.Runs != 1 || f.SnapshotMs <= 0 || f.ForkMs <= 0 || f.EmptyMs <= 0 {
+		t.Errorf("fork: missing figures: %+v", rep.Fork)
 	}
 	if len(rep.Summary) == 0 {
 		t.Error("no summary rows")

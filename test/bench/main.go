@@ -91,6 +91,11 @@ type config struct {
 	ClusterIdleSettle   time.Duration
 	ClusterIdleDuration time.Duration
 
+	// Fork: ConfigMaps in the snapshot, and timed starts per case (from
+	// the snapshot, from nothing).
+	ForkObjects int
+	ForkRuns    int
+
 	// ProfileDir, when set, receives a CPU profile of each miniapi
 	// measurement phase (see profile).
 	ProfileDir string
@@ -123,7 +128,7 @@ func (cfg config) profile(name string) (stop func()) {
 }
 
 // allScenarios is every scenario in run order.
-var allScenarios = []string{"fanout", "writepath", "list", "memory", "create", "kinds", "startup", "cluster"}
+var allScenarios = []string{"fanout", "writepath", "list", "memory", "create", "kinds", "startup", "cluster", "fork"}
 
 // defaultConfig is the full run: a few minutes on 2 cores.
 func defaultConfig() config {
@@ -162,6 +167,8 @@ func defaultConfig() config {
 		ClusterIdleRounds:   1,
 		ClusterIdleSettle:   10 * time.Second,
 		ClusterIdleDuration: 30 * time.Second,
+		ForkObjects:         10000,
+		ForkRuns:            10,
 	}
 }
 
@@ -187,6 +194,7 @@ func quickConfig() config {
 	c.StartupObjects = 2000
 	c.ClusterStartRuns, c.ClusterDeployments = 3, 2
 	c.ClusterIdleSettle, c.ClusterIdleDuration = 3*time.Second, 5*time.Second
+	c.ForkObjects, c.ForkRuns = 500, 2
 	return c
 }
 
@@ -232,6 +240,8 @@ func mainErr(args []string) error {
 	clusterRounds := fs.Int("cluster-idle-rounds", 0, "cluster: idle measurements per case")
 	clusterSettle := fs.Duration("cluster-idle-settle", 0, "cluster: how long a server is left before its idle CPU is measured")
 	clusterIdle := fs.Duration("cluster-idle", 0, "cluster: how long idle CPU is measured")
+	forkObjects := fs.Int("fork-objects", 0, "fork: ConfigMaps in the snapshot")
+	forkRuns := fs.Int("fork-runs", 0, "fork: timed starts per case")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -286,6 +296,8 @@ func mainErr(args []string) error {
 	setInt(&cfg.ClusterIdleRounds, *clusterRounds)
 	setDur(&cfg.ClusterIdleSettle, *clusterSettle)
 	setDur(&cfg.ClusterIdleDuration, *clusterIdle)
+	setInt(&cfg.ForkObjects, *forkObjects)
+	setInt(&cfg.ForkRuns, *forkRuns)
 	if *refine >= 0 {
 		cfg.Refine = *refine
 	}
@@ -352,6 +364,8 @@ func run(ctx context.Context, cfg config) (*Report, error) {
 			rep.Startup, err = runStartup(ctx, cfg)
 		case "cluster":
 			rep.Cluster, err = runCluster(ctx, cfg)
+		case "fork":
+			rep.Fork, err = runFork(ctx, cfg)
 		}
 		if err != nil {
 			err = fmt.Errorf("%s: %w", s, err)

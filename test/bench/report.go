@@ -27,6 +27,7 @@ type Report struct {
 	Create    *CreateResult    `json:"create,omitempty"`
 	Kinds     *KindsResult     `json:"kinds,omitempty"`
 	Startup   *StartupResult   `json:"startup,omitempty"`
+	Fork      *ForkResult      `json:"fork,omitempty"`
 	Cluster   *ClusterResult   `json:"cluster,omitempty"`
 	Errors    []string         `json:"errors,omitempty"`
 }
@@ -250,6 +251,7 @@ func (r *Report) summarize(cfg config) {
 		}
 	}
 	r.summarizeStartup()
+	r.summarizeFork()
 	r.summarizeCluster()
 }
 
