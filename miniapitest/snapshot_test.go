@@ -160,3 +160,23 @@ func BenchmarkStartEmpty(b *testing.B) {
 		miniapitest.Start(b).Stop()
 	}
 }
+
+// TestStartMain: outside a test, a failure is an error and nothing is
+// left running; a success gives a server and its stop.
+func TestStartMain(t *testing.T) {
+	t.Parallel()
+	if _, _, err := miniapitest.StartMain(miniapitest.WithCRDs("/no/such/dir")); err == nil || !strings.Contains(err.Error(), "/no/such/dir") {
+		t.Errorf("StartMain with a missing CRD directory: %v", err)
+	}
+	env, stop, err := miniapitest.StartMain()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kubernetes.NewForConfigOrDie(env.Config).CoreV1().Namespaces().Get(t.Context(), "default", metav1.GetOptions{}); err != nil {
+		t.Error(err)
+	}
+	stop()
+	if _, err := kubernetes.NewForConfigOrDie(env.Config).CoreV1().Namespaces().Get(t.Context(), "default", metav1.GetOptions{}); err == nil {
+		t.Error("the server still answers after stop")
+	}
+}

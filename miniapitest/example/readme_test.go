@@ -4,7 +4,6 @@ package example
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -65,9 +64,11 @@ func TestScaleUp(t *testing.T) {
 // buildFixture starts an environment, makes the fixture and snapshots
 // it: three pods of web, made by kube's controllers.
 func buildFixture() *miniapitest.Snapshot {
-	t := &fixtureT{}
-	defer t.cleanup()
-	env := miniapitest.Start(t, miniapitest.WithControllers("*"), miniapitest.WithNamespaces("shop"))
+	env, stop, err := miniapitest.StartMain(miniapitest.WithControllers("*"), miniapitest.WithNamespaces("shop"))
+	if err != nil {
+		panic(err)
+	}
+	defer stop()
 	ctx := context.Background()
 	cs := kubernetes.NewForConfigOrDie(env.Config)
 	labels := map[string]string{"app": "web"}
@@ -94,32 +95,6 @@ func buildFixture() *miniapitest.Snapshot {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// fixtureT is the testing.TB a TestMain has none of: failures panic,
-// cleanups run when the fixture is built.
-type fixtureT struct {
-	testing.TB
-	cleanups []func()
-}
-
-func (f *fixtureT) Helper()           {}
-func (f *fixtureT) Cleanup(fn func()) { f.cleanups = append(f.cleanups, fn) }
-func (f *fixtureT) TempDir() string {
-	d, _ := os.MkdirTemp("", "fixture")
-	f.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
-func (f *fixtureT) Failed() bool                   { return false }
-func (f *fixtureT) Logf(string, ...any)            {}
-func (f *fixtureT) Fatalf(format string, a ...any) { panic(fmt.Sprintf(format, a...)) }
-func (f *fixtureT) Errorf(format string, a ...any) { panic(fmt.Sprintf(format, a...)) }
-func (f *fixtureT) Fatal(a ...any)                 { panic(fmt.Sprint(a...)) }
-
-func (f *fixtureT) cleanup() {
-	for i := len(f.cleanups) - 1; i >= 0; i-- {
-		f.cleanups[i]()
-	}
-}
 
 // TestREADMEShowsThisExample keeps the README's example the one above.
 func TestREADMEShowsThisExample(t *testing.T) {
