@@ -7,8 +7,10 @@
 package journal
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -395,6 +397,18 @@ func (r *recorder) Write(b []byte) (int, error) {
 	return r.ResponseWriter.Write(b)
 }
 
+// Hijack hands the connection over (WebSocket watches, exec and
+// port-forward upgrades): their libraries type-assert http.Hijacker.
+func (r *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if r.code == 0 {
+		r.code = http.StatusSwitchingProtocols
+	}
+	return http.NewResponseController(r.ResponseWriter).Hijack()
+}
+
+// Flush sends buffered data, for code that type-asserts http.Flusher.
+func (r *recorder) Flush() { http.NewResponseController(r.ResponseWriter).Flush() }
+
 // Unwrap lets http.ResponseController reach the connection (flushes,
-// deadlines, hijacking for WebSocket watches).
+// deadlines).
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -1,8 +1,12 @@
 package journal
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"k8s.io/apiserver/pkg/endpoints/request"
 )
 
 // The ring keeps the last entries, oldest first, and says how many it
@@ -49,5 +53,49 @@ func TestSplitKey(t *testing.T) {
 		if ns, name := splitKey(c.key, c.namespaced); ns != c.ns || name != c.name {
 			t.Errorf("splitKey(%q) = %q, %q; want %q, %q", c.key, ns, name, c.ns, c.name)
 		}
+	}
+}
+
+// The filter keeps the writer's Hijacker and Flusher, which WebSocket
+// and streaming libraries type-assert, and records an upgrade as 101.
+func TestFilterKeepsHijackAndFlush(t *testing.T) {
+	j := New(10)
+	h := j.Filter(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := w.(http.Flusher); !ok {
+			t.Error("the writer is no http.Flusher")
+		}
+		hj, ok := w.(http.Hijacker)
+		if !ok {
+			t.Error("the writer is no http.Hijacker")
+			return
+		}
+		conn, buf, err := hj.Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close()
+		buf.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n")
+		buf.Flush()
+	}))
+	// What kube's request-info filter would have put in the context.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := &request.RequestInfo{IsResourceRequest: true, Verb: "watch", Resource: "configmaps", Namespace: "ns"}
+		h.ServeHTTP(w, r.WithContext(request.WithRequestInfo(r.Context(), info)))
+	}))
+	defer srv.Close()
+	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "test")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Errorf("status %d, want 101", resp.StatusCode)
+	}
+	if es := j.Entries(Requests()); len(es) != 1 || es[0].Code != http.StatusSwitchingProtocols || es[0].Verb != "watch" {
+		t.Errorf("entries %+v, want one watch answered 101", es)
 	}
 }
