@@ -57,6 +57,13 @@ func (s *Store) CheckFields(ctx context.Context, data []byte, directive string, 
 	if len(errs) == 0 {
 		return nil, nil
 	}
+	// The scanner reads only what the schema leads it to and may pass
+	// over a syntax error after the fields it reports: a body that does
+	// not decode is answered as kube's decoder answers it (400), before
+	// any field is judged or pruned.
+	if _, derr := decodeJSONObject(data); derr != nil {
+		return nil, derr
+	}
 	switch directive {
 	case FieldValidationStrict:
 		return nil, api.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %s",
