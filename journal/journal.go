@@ -295,8 +295,7 @@ func (w *Watch) Sent(typ, key string, rev int64) {
 		return
 	}
 	e := w.base
-	e.Kind, e.Time, e.EventType, e.Watch = Event, time.Now(), typ, w.id
-	e.Verb, e.Code, e.Latency, e.FieldManager = "", 0, 0, ""
+	e.Kind, e.Time, e.EventType, e.Watch, e.Verb = Event, time.Now(), typ, w.id, ""
 	e.Namespace, e.Name = splitKey(key, w.namespaced.Load())
 	if rev > 0 {
 		e.After = strconv.FormatInt(rev, 10)

@@ -38,11 +38,10 @@ type chain struct {
 	journal *journal.Journal
 }
 
-// build puts api behind the fault injector and kube-apiserver's
-// filters, in the order of its
-// DefaultBuildHandlerChain, innermost first: authorization, priority and
-// fairness (or the max-in-flight limit), the journal (which so sees the
-// answers of both), impersonation, audit,
+// build puts api behind the fault injector and kube-apiserver's filters,
+// in the order of its DefaultBuildHandlerChain, innermost first:
+// authorization, priority and fairness (or the max-in-flight limit), the
+// journal (which so sees the answers of both), impersonation, audit,
 // authentication (whose failures are audited too), request info, the
 // received timestamp, and the audit ID outermost. The filters are
 // kube's own; the request deadline, panic recovery and request logging

@@ -61,12 +61,12 @@ const (
 )
 
 // load writes snap's objects under the server's prefix, deleting what
-// is stored there and is not in snap, in transactions of at most ops
+// is stored there and is not in snap, in transactions of at most maxOps
 // operations and about txnBytes. Values already equal are not written.
-// A running server's caches need ops 1: they take one change per
+// A running server's caches need maxOps 1: they take one change per
 // revision, as the store writes them, and a transaction's changes share
 // one.
-func (s *Server) load(ctx context.Context, snap *Snapshot, ops int) error {
+func (s *Server) load(ctx context.Context, snap *Snapshot, maxOps int) error {
 	root := s.keyRoot()
 	cur, err := s.client.Get(ctx, root, clientv3.WithPrefix())
 	if err != nil {
@@ -76,7 +76,6 @@ func (s *Server) load(ctx context.Context, snap *Snapshot, ops int) error {
 	for _, kv := range snap.kvs {
 		want[root+kv.key] = kv.value
 	}
-	maxOps := ops
 	var batch []clientv3.Op
 	size := 0
 	flush := func() error {
