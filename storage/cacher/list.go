@@ -2,6 +2,7 @@ package cacher
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/miniapi/miniapi/storage"
@@ -41,6 +42,9 @@ func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptio
 		if l := c.listAt(ctx, prefix, from, rev, opts); l != nil {
 			return l, nil
 		}
+		if err := c.compactedBefore(prefix, rev, true); err != nil {
+			return nil, err
+		}
 		return c.underlying.List(ctx, prefix, opts)
 	}
 	rv, _ := storage.ParseResourceVersion(opts.ResourceVersion) // valid: Validate parsed it
@@ -48,6 +52,9 @@ func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptio
 	case opts.Exact():
 		if l := c.listAt(ctx, prefix, prefix, rv, opts); l != nil {
 			return l, nil
+		}
+		if err := c.compactedBefore(prefix, rv, false); err != nil {
+			return nil, err
 		}
 		return c.underlying.List(ctx, prefix, opts)
 	case opts.ResourceVersion == "":
@@ -75,6 +82,24 @@ func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptio
 		}
 	}
 	return c.wc.list(prefix, opts), nil
+}
+
+// compactedBefore refuses a read pinned to rev when rev is older than
+// the compaction the cacher was told of, as etcd refuses it: the
+// underlying storage may still hold that revision when the compaction
+// was a logical cluster's own (see server.Server.Compact), and the read
+// must not see past it.
+func (c *Cacher) compactedBefore(prefix string, rev int64, continuing bool) error {
+	compacted := c.wc.compactedRev()
+	if rev == 0 || rev >= compacted {
+		return nil
+	}
+	if continuing {
+		return storage.NewError(storage.CodeCompacted, prefix, compacted,
+			fmt.Errorf("the provided continue parameter is too old to display a consistent list result, start a new list: revision %d is before the compaction at %d", rev, compacted))
+	}
+	return storage.NewError(storage.CodeCompacted, prefix, compacted,
+		fmt.Errorf("required revision %d has been compacted (at %d)", rev, compacted))
 }
 
 // readThrough serves a consistent list the cache could not from the

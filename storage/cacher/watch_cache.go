@@ -293,6 +293,13 @@ func (wc *watchCache) setCompacted(rev int64) {
 	wc.compacted = max(wc.compacted, rev)
 }
 
+// compactedRev is the compaction point setCompacted recorded.
+func (wc *watchCache) compactedRev() int64 {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	return wc.compacted
+}
+
 // get returns the cached object at key (nil if there is none) and the
 // revision the cache reflects.
 func (wc *watchCache) get(key string) (*entry, int64) {
