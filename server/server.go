@@ -51,6 +51,12 @@ type Config struct {
 	// EtcdServers, when set, are the client URLs of an external etcd
 	// cluster to use instead of an embedded member.
 	EtcdServers []string
+	// Etcd, when set, makes the server a logical cluster on a member
+	// the process shares (see SharedEtcd), under a key namespace of its
+	// own; DataDir and EtcdServers are ignored, and the server runs no
+	// compactor (Compact is its own). Shutdown deletes the cluster's
+	// keys and leaves the member running.
+	Etcd *SharedEtcd
 	// EtcdCertFile, EtcdKeyFile and EtcdCAFile configure client TLS to
 	// the external cluster.
 	EtcdCertFile, EtcdKeyFile, EtcdCAFile string
@@ -183,10 +189,14 @@ type Server struct {
 	embedded *etcd3.Embedded
 	client   *clientv3.Client
 	ownsConn bool
-	reg      *registry.Registry
-	http     *http.Server
-	listener net.Listener
-	url      string
+	// shared and namespace are the member and key namespace of a
+	// logical cluster (Config.Etcd); nil and "" otherwise.
+	shared    *SharedEtcd
+	namespace string
+	reg       *registry.Registry
+	http      *http.Server
+	listener  net.Listener
+	url       string
 	// sec is TLS, authentication and authorization (with
 	// UnsafePlainHTTP: no TLS, AlwaysAllow, nothing in front of the
 	// handler).
@@ -508,6 +518,11 @@ func (s *Server) serve(ln net.Listener, useTLS bool) error {
 // startStorage connects to an external cluster or starts the embedded
 // member.
 func (s *Server) startStorage(ctx context.Context, cfg Config) error {
+	if cfg.Etcd != nil {
+		s.shared, s.namespace = cfg.Etcd, cfg.Etcd.newNamespace()
+		s.client = cfg.Etcd.client(s.namespace)
+		return nil
+	}
 	if len(cfg.EtcdServers) > 0 {
 		c, err := etcd3.NewClient(etcd3.ClientConfig{
 			Endpoints: cfg.EtcdServers, CertFile: cfg.EtcdCertFile, KeyFile: cfg.EtcdKeyFile, CAFile: cfg.EtcdCAFile,
@@ -539,7 +554,7 @@ func (s *Server) startStorage(ctx context.Context, cfg Config) error {
 // freshDataDir reports whether the embedded etcd will start on a new data
 // directory, one that holds no member yet.
 func freshDataDir(cfg Config) bool {
-	if len(cfg.EtcdServers) > 0 || cfg.DataDir == "" {
+	if cfg.Etcd != nil || len(cfg.EtcdServers) > 0 || cfg.DataDir == "" {
 		return false
 	}
 	_, err := os.Stat(filepath.Join(cfg.DataDir, "member"))
@@ -679,7 +694,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // startCompactor runs the history compactor in the background until
 // ctx ends.
 func (s *Server) startCompactor(ctx context.Context, interval time.Duration) {
-	if interval < 0 {
+	if interval < 0 || s.shared != nil {
 		return
 	}
 	if interval == 0 {
@@ -726,13 +741,20 @@ func (s *Server) closeStorage() error {
 	if s.reg != nil {
 		errs = append(errs, s.reg.Close())
 	}
-	if s.embedded != nil {
+	if s.shared != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
+		defer cancel()
+		errs = append(errs, s.shared.drop(ctx, s.namespace))
+	} else if s.embedded != nil {
 		errs = append(errs, s.embedded.Close())
 	} else if s.client != nil && s.ownsConn {
 		errs = append(errs, s.client.Close())
 	}
 	return errors.Join(errs...)
 }
+
+// dropTimeout bounds deleting a logical cluster's keys at shutdown.
+const dropTimeout = 30 * time.Second
 
 // secTLS is the TLS configuration to serve with, nil for plain HTTP.
 func (s *Server) secTLS() *tls.Config { return s.sec.tls }
