@@ -205,6 +205,8 @@ type discoveryDocs struct {
 type encodedDoc struct {
 	body []byte
 	etag string // quoted
+	// held keeps body's interned copy alive (see internDoc).
+	held *[]byte
 }
 
 // discoveryCache holds the documents of the latest snapshot asked for.

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
+	"sync"
+	"weak"
 
 	"github.com/miniapi/miniapi/endpoints/handlers"
 )
@@ -142,7 +145,35 @@ func encodeWithETag(v any) encodedDoc {
 		// The documents are plain structs of strings; this cannot happen.
 		panic(fmt.Sprintf("endpoints: encode discovery: %v", err))
 	}
-	return encodedDoc{body: b, etag: etagOf(b)}
+	return internDoc(encodedDoc{body: b, etag: etagOf(b)})
+}
+
+// bodies interns documents' bytes by entity tag, weakly: the servers of
+// one process (logical clusters, see server.SharedEtcd) serve mostly
+// the same discovery and OpenAPI documents, megabytes each, and keep one
+// copy between them for as long as any of them holds it.
+var bodies sync.Map // etag → weak.Pointer[[]byte]
+
+// internDoc returns d with the bytes of an identical document already
+// held in the process, if there is one, and records d's otherwise.
+func internDoc(d encodedDoc) encodedDoc {
+	for {
+		if p, ok := bodies.Load(d.etag); ok {
+			if held := p.(weak.Pointer[[]byte]).Value(); held != nil {
+				return encodedDoc{body: *held, etag: d.etag, held: held}
+			}
+			bodies.CompareAndDelete(d.etag, p)
+			continue
+		}
+		held := &d.body
+		wp := weak.Make(held)
+		if _, loaded := bodies.LoadOrStore(d.etag, wp); loaded {
+			continue
+		}
+		runtime.AddCleanup(held, func(etag string) { bodies.CompareAndDelete(etag, wp) }, d.etag)
+		d.held = held
+		return d
+	}
 }
 
 // etagOf is the quoted entity tag of a document's bytes.

@@ -87,15 +87,18 @@ func (e *Entry) IsWrite() bool {
 // Journal is a ring of the last entries. Its methods are safe for
 // concurrent use; a nil Journal records nothing.
 type Journal struct {
-	mu      sync.Mutex
+	mu sync.Mutex
+	// ring grows as entries come, up to size, so that an idle server's
+	// journal costs nothing (a test process may run hundreds).
 	ring    []Entry
+	size    int
 	next    uint64 // Seq of the next entry
 	watches atomic.Uint64
 }
 
 // New returns a journal keeping the last size entries.
 func New(size int) *Journal {
-	return &Journal{ring: make([]Entry, 0, size)}
+	return &Journal{size: max(size, 0)}
 }
 
 // add stores e, dropping the oldest entry when full.
@@ -104,12 +107,12 @@ func (j *Journal) add(e Entry) {
 	defer j.mu.Unlock()
 	j.next++
 	e.Seq = j.next
-	if len(j.ring) < cap(j.ring) {
+	if len(j.ring) < j.size {
 		j.ring = append(j.ring, e)
 		return
 	}
-	if cap(j.ring) > 0 {
-		j.ring[(e.Seq-1)%uint64(cap(j.ring))] = e
+	if j.size > 0 {
+		j.ring[(e.Seq-1)%uint64(j.size)] = e
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/informers/admissionregistration"
 	admissionregistrationv1 "k8s.io/client-go/informers/admissionregistration/v1"
@@ -163,9 +164,12 @@ func (f *informerFactory) WaitForCacheSync(stopCh <-chan struct{}) map[reflect.T
 		}
 	}
 	f.mu.Unlock()
+	// cache.WaitFor, not cache.WaitForCacheSync, which polls every
+	// 100 ms.
+	ctx := wait.ContextForChannel(stopCh)
 	out := map[reflect.Type]bool{}
 	for t, inf := range started {
-		out[t] = cache.WaitForCacheSync(stopCh, inf.HasSynced)
+		out[t] = cache.WaitFor(ctx, "", inf.HasSyncedChecker())
 	}
 	return out
 }

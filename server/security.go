@@ -206,10 +206,14 @@ func (s *Server) startSecurity(ctx, bg context.Context, sec *security) error {
 	if err := auth.EnsureBootstrapPolicy(bctx, s.policyClients(bctx)); err != nil {
 		return err
 	}
+	// cache.WaitFor, not WaitForCacheSync: that polls every 100 ms, a
+	// third of a start.
+	var synced []cache.DoneChecker
 	for _, inf := range sec.rbac.all() {
-		if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-			return fmt.Errorf("server: the RBAC informers did not fill: %w", ctx.Err())
-		}
+		synced = append(synced, inf.HasSyncedChecker())
+	}
+	if !cache.WaitFor(ctx, "", synced...) {
+		return fmt.Errorf("server: the RBAC informers did not fill: %w", ctx.Err())
 	}
 	return nil
 }
