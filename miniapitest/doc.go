@@ -2,8 +2,9 @@
 // replacement for controller-runtime's envtest, with no binaries to
 // download and a start-up measured in milliseconds.
 //
-// Start brings up a server over an embedded etcd in t.TempDir() (fsync
-// off), on a free loopback port, installs the CustomResourceDefinitions
+// Start brings up a server, a logical cluster on the embedded etcd
+// member the test process shares (fsync off; WithOwnEtcd for a member of
+// its own), on a free loopback port, installs the CustomResourceDefinitions
 // the options name and waits until they are Established, creates the
 // namespaces asked for, and returns an Env. The Env's Config is a
 // client-go *rest.Config, KubeconfigPath a kubeconfig file for kubectl.
