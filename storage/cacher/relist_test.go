@@ -205,3 +205,42 @@ func TestCompactionWhileCurrent(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 }
+
+// TestCompactedWithoutEtcd: told of a compaction etcd has not made (a
+// logical cluster's own), the cacher refuses exact lists and continue
+// tokens older than it, though etcd could still answer them, and serves
+// the newer ones.
+func TestCompactedWithoutEtcd(t *testing.T) {
+	h := newHarness(t, Config{HistorySize: 2})
+	h.create("ns", "a", nil)
+	h.create("ns", "b", nil)
+	first := h.update("ns", "a", nil, "first")
+	for i := range 4 {
+		h.update("ns", "a", nil, fmt.Sprint(i+1))
+	}
+	last := h.update("ns", "a", nil, "x")
+	h.waitRevision(last.Revision)
+	exact := func(rev int64) error {
+		_, err := h.c.List(h.ctx, testPrefix, storage.ListOptions{ResourceVersion: fmt.Sprint(rev), ResourceVersionMatch: storage.MatchExact})
+		return err
+	}
+	// Below the cache's history: etcd answers.
+	if err := exact(first.Revision); err != nil {
+		t.Fatalf("exact list before any compaction: %v", err)
+	}
+	page, err := h.c.List(h.ctx, testPrefix, storage.ListOptions{ResourceVersion: fmt.Sprint(first.Revision), ResourceVersionMatch: storage.MatchExact, Limit: 1})
+	if err != nil || page.Continue == "" {
+		t.Fatalf("first page: %+v, %v", page, err)
+	}
+	h.c.Compacted(last.Revision)
+	if err := exact(first.Revision); !storage.IsCompacted(err) {
+		t.Fatalf("exact list before the compaction: %v, want compacted", err)
+	}
+	_, err = h.c.List(h.ctx, testPrefix, storage.ListOptions{Continue: page.Continue, Limit: 1})
+	if !storage.IsCompacted(err) {
+		t.Fatalf("continue token from before the compaction: %v, want compacted", err)
+	}
+	if err := exact(last.Revision); err != nil {
+		t.Fatalf("exact list at the compaction point: %v", err)
+	}
+}
