@@ -301,6 +301,13 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Etcd != nil {
+		done, err := cfg.Etcd.admitStart(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer done()
+	}
 	if err := s.startStorage(ctx, cfg); err != nil {
 		return nil, err
 	}
