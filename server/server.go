@@ -316,9 +316,14 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		s.journal = journal.New(cfg.JournalSize)
 	}
 	s.client.KV = s.faults.KV(s.client.KV)
-	if cfg.Seed != nil {
+	seed, template := cfg.Seed, ""
+	if cfg.Etcd != nil && seed == nil && cfg.ResourcesFile == "" {
+		template = bootstrapKey(cfg)
+		seed = cfg.Etcd.template(template)
+	}
+	if seed != nil {
 		// No cache runs yet: whole transactions.
-		if err := s.load(ctx, cfg.Seed, txnOps); err != nil {
+		if err := s.load(ctx, seed, txnOps); err != nil {
 			return nil, err
 		}
 	}
@@ -475,6 +480,16 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if err := s.startAPIServices(bg, local); err != nil {
 		return nil, err
+	}
+	if template != "" && seed == nil {
+		// The bootstrap objects are all written now, and nothing
+		// else yet: the next logical cluster like this one starts
+		// from them.
+		snap, err := s.Snapshot(ctx)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Etcd.setTemplate(template, snap)
 	}
 	if err := s.startCluster(ctx, bg, cfg); err != nil {
 		return nil, err
