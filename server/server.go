@@ -193,10 +193,13 @@ type Server struct {
 	// logical cluster (Config.Etcd); nil and "" otherwise.
 	shared    *SharedEtcd
 	namespace string
-	reg       *registry.Registry
-	http      *http.Server
-	listener  net.Listener
-	url       string
+	// fromTemplate says the storage was loaded with the bootstrap state
+	// of an earlier logical cluster (SharedEtcd.template).
+	fromTemplate bool
+	reg          *registry.Registry
+	http         *http.Server
+	listener     net.Listener
+	url          string
 	// sec is TLS, authentication and authorization (with
 	// UnsafePlainHTTP: no TLS, AlwaysAllow, nothing in front of the
 	// handler).
@@ -320,6 +323,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Etcd != nil && seed == nil && cfg.ResourcesFile == "" {
 		template = bootstrapKey(cfg)
 		seed = cfg.Etcd.template(template)
+		s.fromTemplate = seed != nil
 	}
 	if seed != nil {
 		// No cache runs yet: whole transactions.
