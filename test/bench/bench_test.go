@@ -38,6 +38,7 @@ func tinyConfig() config {
 	c.ClusterStartRuns, c.ClusterDeployments = 1, 1
 	c.ClusterIdleNodes, c.ClusterIdleSettle, c.ClusterIdleDuration = 2, 100*time.Millisecond, 500*time.Millisecond
 	c.ForkObjects, c.ForkRuns = 20, 1
+	c.LogicalRuns, c.LogicalIdle, c.LogicalParallel, c.LogicalIdleSettle = 1, 2, 3, 100*time.Millisecond
 	return c
 }
 
@@ -105,6 +106,9 @@ func TestSmoke(t *testing.T) {
 	}
 	if f := rep.Fork; f == nil || f.Runs != 1 || f.SnapshotMs <= 0 || f.ForkMs <= 0 || f.EmptyMs <= 0 {
 		t.Errorf("fork: missing figures: %+v", rep.Fork)
+	}
+	if l := rep.Logical; l == nil || l.LogicalMs <= 0 || l.OwnMs <= 0 || l.ParallelOK != 3 {
+		t.Errorf("logical: missing figures, or a parallel cluster failed: %+v", rep.Logical)
 	}
 	if len(rep.Summary) == 0 {
 		t.Error("no summary rows")

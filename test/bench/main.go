@@ -95,6 +95,11 @@ type config struct {
 	// the snapshot, from nothing).
 	ForkObjects int
 	ForkRuns    int
+	// LogicalRuns starts are timed per case; LogicalIdle clusters are
+	// left idle for the memory figures (after LogicalIdleSettle);
+	// LogicalParallel are started at once.
+	LogicalRuns, LogicalIdle, LogicalParallel int
+	LogicalIdleSettle                         time.Duration
 
 	// ProfileDir, when set, receives a CPU profile of each miniapi
 	// measurement phase (see profile).
@@ -128,7 +133,7 @@ func (cfg config) profile(name string) (stop func()) {
 }
 
 // allScenarios is every scenario in run order.
-var allScenarios = []string{"fanout", "writepath", "list", "memory", "create", "kinds", "startup", "cluster", "fork"}
+var allScenarios = []string{"fanout", "writepath", "list", "memory", "create", "kinds", "startup", "cluster", "fork", "logical"}
 
 // defaultConfig is the full run: a few minutes on 2 cores.
 func defaultConfig() config {
@@ -169,6 +174,10 @@ func defaultConfig() config {
 		ClusterIdleDuration: 30 * time.Second,
 		ForkObjects:         10000,
 		ForkRuns:            10,
+		LogicalRuns:         10,
+		LogicalIdle:         20,
+		LogicalParallel:     200,
+		LogicalIdleSettle:   5 * time.Second,
 	}
 }
 
@@ -195,6 +204,7 @@ func quickConfig() config {
 	c.ClusterStartRuns, c.ClusterDeployments = 3, 2
 	c.ClusterIdleSettle, c.ClusterIdleDuration = 3*time.Second, 5*time.Second
 	c.ForkObjects, c.ForkRuns = 500, 2
+	c.LogicalRuns, c.LogicalIdle, c.LogicalParallel, c.LogicalIdleSettle = 2, 3, 10, time.Second
 	return c
 }
 
@@ -242,6 +252,9 @@ func mainErr(args []string) error {
 	clusterIdle := fs.Duration("cluster-idle", 0, "cluster: how long idle CPU is measured")
 	forkObjects := fs.Int("fork-objects", 0, "fork: ConfigMaps in the snapshot")
 	forkRuns := fs.Int("fork-runs", 0, "fork: timed starts per case")
+	logicalRuns := fs.Int("logical-runs", 0, "logical: timed starts per case")
+	logicalIdle := fs.Int("logical-idle", 0, "logical: clusters left idle for the memory figures")
+	logicalParallel := fs.Int("logical-parallel", 0, "logical: clusters started at once")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -298,6 +311,9 @@ func mainErr(args []string) error {
 	setDur(&cfg.ClusterIdleDuration, *clusterIdle)
 	setInt(&cfg.ForkObjects, *forkObjects)
 	setInt(&cfg.ForkRuns, *forkRuns)
+	setInt(&cfg.LogicalRuns, *logicalRuns)
+	setInt(&cfg.LogicalIdle, *logicalIdle)
+	setInt(&cfg.LogicalParallel, *logicalParallel)
 	if *refine >= 0 {
 		cfg.Refine = *refine
 	}
@@ -366,6 +382,8 @@ func run(ctx context.Context, cfg config) (*Report, error) {
 			rep.Cluster, err = runCluster(ctx, cfg)
 		case "fork":
 			rep.Fork, err = runFork(ctx, cfg)
+		case "logical":
+			rep.Logical, err = runLogical(ctx, cfg)
 		}
 		if err != nil {
 			err = fmt.Errorf("%s: %w", s, err)

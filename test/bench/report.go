@@ -28,6 +28,7 @@ type Report struct {
 	Kinds     *KindsResult     `json:"kinds,omitempty"`
 	Startup   *StartupResult   `json:"startup,omitempty"`
 	Fork      *ForkResult      `json:"fork,omitempty"`
+	Logical   *LogicalResult   `json:"logical,omitempty"`
 	Cluster   *ClusterResult   `json:"cluster,omitempty"`
 	Errors    []string         `json:"errors,omitempty"`
 }
@@ -252,6 +253,7 @@ func (r *Report) summarize(cfg config) {
 	}
 	r.summarizeStartup()
 	r.summarizeFork()
+	r.summarizeLogical()
 	r.summarizeCluster()
 }
 
