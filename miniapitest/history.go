@@ -17,7 +17,11 @@ import (
 // an Exact list, a GetAt or a continue token at an older
 // resourceVersion is answered 410 Expired, and informers relist. It
 // returns the resourceVersion compacted to, the oldest still readable.
-// Tests call it to exercise their 410 handling.
+// Tests call it to exercise their 410 handling. The history forgotten
+// is this environment's only: on the process's shared etcd member the
+// server's caches refuse the older resourceVersions and the member
+// keeps them for the other environments; with WithOwnEtcd, etcd itself
+// is compacted.
 func (e *Env) Compact(ctx context.Context) (string, error) {
 	rev, err := e.Server.Compact(ctx)
 	if err != nil {
