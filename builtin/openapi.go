@@ -3,6 +3,7 @@ package builtin
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/miniapi/miniapi/fieldmanager"
@@ -28,11 +29,42 @@ import (
 // kube-apiserver builds its documents. The zero value is ready to use.
 //
 // Building is costly (every definition is constructed) and done only
-// when a document is built; nothing is kept between builds.
+// when a document is built; unless Keep is set, nothing is kept between
+// builds.
 type OpenAPI struct {
+	// Keep keeps the last definitions built of each version for the
+	// next build naming the same models: the servers of one process
+	// (logical clusters, see server.SharedEtcd) share an OpenAPI and
+	// build the same documents, each ~100 ms of CPU. A lone server
+	// builds them once a type change, and keeps nothing.
+	Keep bool
+
 	// mu serialises builds: kube-openapi's builders add extensions to
 	// the definitions they are given.
 	mu sync.Mutex
+	// v2, v3 are the definitions kept (with Keep), by the models named.
+	v2, v3 keptDefinitions
+}
+
+// keptDefinitions are definitions built for the models key names. They
+// are shared between callers, who only read them.
+type keptDefinitions struct {
+	key  string
+	defs map[string]any
+}
+
+// build returns the definitions of names from kept, or from construct,
+// keeping them there with Keep.
+func (o *OpenAPI) build(kept *keptDefinitions, names []string, construct func() (map[string]any, error)) (map[string]any, error) {
+	key := strings.Join(names, "\x00")
+	if o.Keep && kept.defs != nil && kept.key == key {
+		return kept.defs, nil
+	}
+	defs, err := construct()
+	if err == nil && o.Keep {
+		*kept = keptDefinitions{key: key, defs: defs}
+	}
+	return defs, err
 }
 
 // The model names of the meta types kube-apiserver's documents refer to.
@@ -47,29 +79,35 @@ const (
 )
 
 // V2 returns the Swagger 2.0 definitions of the named models and of
-// every model they refer to, by name, as decoded JSON.
+// every model they refer to, by name, as decoded JSON, which callers
+// must not modify (with Keep, later callers get the same maps).
 func (o *OpenAPI) V2(names ...string) (map[string]any, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	cfg := &common.Config{GetDefinitions: definitions(), GetDefinitionName: namer().GetDefinitionName}
-	sw, err := builder.BuildOpenAPIDefinitionsForResources(cfg, names...)
-	if err != nil {
-		return nil, fmt.Errorf("builtin: openapi v2: %w", err)
-	}
-	return toJSONMap(sw.Definitions)
+	return o.build(&o.v2, names, func() (map[string]any, error) {
+		cfg := &common.Config{GetDefinitions: definitions(), GetDefinitionName: namer().GetDefinitionName}
+		sw, err := builder.BuildOpenAPIDefinitionsForResources(cfg, names...)
+		if err != nil {
+			return nil, fmt.Errorf("builtin: openapi v2: %w", err)
+		}
+		return toJSONMap(sw.Definitions)
+	})
 }
 
 // V3 returns the OpenAPI v3 schemas of the named models and of every
-// model they refer to, by name, as decoded JSON.
+// model they refer to, by name, as decoded JSON, which callers must not
+// modify (with Keep, later callers get the same maps).
 func (o *OpenAPI) V3(names ...string) (map[string]any, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	cfg := &common.OpenAPIV3Config{GetDefinitions: definitions(), GetDefinitionName: namer().GetDefinitionName}
-	schemas, err := builder3.BuildOpenAPIDefinitionsForResources(cfg, names...)
-	if err != nil {
-		return nil, fmt.Errorf("builtin: openapi v3: %w", err)
-	}
-	return toJSONMap(schemas)
+	return o.build(&o.v3, names, func() (map[string]any, error) {
+		cfg := &common.OpenAPIV3Config{GetDefinitions: definitions(), GetDefinitionName: namer().GetDefinitionName}
+		schemas, err := builder3.BuildOpenAPIDefinitionsForResources(cfg, names...)
+		if err != nil {
+			return nil, fmt.Errorf("builtin: openapi v3: %w", err)
+		}
+		return toJSONMap(schemas)
+	})
 }
 
 // v3Specs returns kube-openapi's v3 schemas of the named models and

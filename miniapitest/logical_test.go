@@ -81,6 +81,33 @@ func TestLogicalClustersAreIsolated(t *testing.T) {
 		t.Errorf("A does not serve its CRD group: %v", err)
 	}
 
+	// The OpenAPI documents: built once for both (the built-in kinds'
+	// are the same), A's CRD only in A's.
+	pathsA, err := csA.Discovery().OpenAPIV3().Paths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pathsB, err := csB.Discovery().OpenAPIV3().Paths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := pathsA["apis/example.com/v1"]; !ok {
+		t.Error("A's OpenAPI has no apis/example.com/v1")
+	}
+	if _, ok := pathsB["apis/example.com/v1"]; ok {
+		t.Error("B's OpenAPI has A's apis/example.com/v1")
+	}
+	for _, gv := range []string{"api/v1", "apis/apps/v1"} {
+		a, okA := pathsA[gv]
+		b, okB := pathsB[gv]
+		if !okA || !okB {
+			t.Fatalf("%s missing from A's (%v) or B's (%v) OpenAPI", gv, okA, okB)
+		}
+		if a.ServerRelativeURL() != b.ServerRelativeURL() {
+			t.Errorf("%s: A serves %s, B %s; the same kinds should give the same document", gv, a.ServerRelativeURL(), b.ServerRelativeURL())
+		}
+	}
+
 	// A's compaction is A's: B still reads its own history.
 	before, err := csB.CoreV1().ConfigMaps("shared-name").Get(ctx, "only-in-a", metav1.GetOptions{})
 	if err != nil {

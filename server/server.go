@@ -442,7 +442,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		Logger:   log,
 		Ready:    func(ctx context.Context) error { return etcd3.Ready(ctx, s.client) },
 		Handlers: handlers.Config{ShutdownWatches: s.stopWatches},
-		OpenAPI:  &builtin.OpenAPI{},
+		OpenAPI:  s.openAPI(),
 
 		RequestTimeout:  requestTimeout,
 		InflightCounted: s.flowControl != nil || readOnly+mutating > 0,
@@ -777,6 +777,16 @@ func (s *Server) closeStorage() error {
 		errs = append(errs, s.client.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// openAPI is the builder of the built-in kinds' OpenAPI definitions:
+// the shared member's for a logical cluster, which keeps them for the
+// next cluster; a lone server's own, which keeps nothing.
+func (s *Server) openAPI() *builtin.OpenAPI {
+	if s.shared != nil {
+		return s.shared.openAPI
+	}
+	return &builtin.OpenAPI{}
 }
 
 // dropTimeout bounds deleting a logical cluster's keys at shutdown.

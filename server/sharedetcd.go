@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/storage/etcd3"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -36,6 +37,9 @@ type SharedEtcd struct {
 	next atomic.Uint64
 	// starts admits servers' starts a few at a time (see admitStart).
 	starts chan struct{}
+	// openAPI builds the built-in kinds' OpenAPI definitions for every
+	// cluster of the member, keeping them between builds.
+	openAPI *builtin.OpenAPI
 	// templates are the bootstrap states of the first clusters started,
 	// by bootstrapKey (see template).
 	templates sync.Map // string → *Snapshot
@@ -67,7 +71,10 @@ func StartSharedEtcd(ctx context.Context, cfg SharedEtcdConfig) (*SharedEtcd, er
 	if err != nil {
 		return nil, err
 	}
-	return &SharedEtcd{embedded: e, starts: make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))}, nil
+	return &SharedEtcd{
+		embedded: e, starts: make(chan struct{}, max(2, runtime.GOMAXPROCS(0))),
+		openAPI: &builtin.OpenAPI{Keep: true},
+	}, nil
 }
 
 // admitStart waits until fewer than GOMAXPROCS (at least 2) servers are
