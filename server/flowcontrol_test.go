@@ -187,10 +187,13 @@ func TestFlowControlBootstrapConfiguration(t *testing.T) {
 		fs, err := fclisters.NewFlowSchemaLister(srv.flowControl.flowSchemas.GetIndexer()).Get("global-default")
 		return err == nil && fs.Spec.MatchingPrecedence == 9901
 	})
-	if err := srv.flowControl.ensure(ctx); err != nil {
-		t.Fatal(err)
-	}
+	// Each pass is what the server's periodic ensure does: one may
+	// read a copy the config controller's status patch has just made
+	// stale and lose the update (seen once in CI), the next puts it back.
 	waitFor(t, "global-default's precedence to be put back", func() bool {
+		if err := srv.flowControl.ensure(ctx); err != nil {
+			t.Logf("ensure: %v", err)
+		}
 		fs, err := c.FlowSchemas().Get(ctx, "global-default", metav1.GetOptions{})
 		return err == nil && fs.Spec.MatchingPrecedence == 9900
 	})
