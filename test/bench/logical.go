@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -79,7 +78,7 @@ func runLogical(ctx context.Context, cfg config) (*LogicalResult, error) {
 	res.LogicalSpread = spreadOf(logical)
 
 	logf(cfg, "leaving %d logical clusters idle", cfg.LogicalIdle)
-	heap0, rss0, g0 := settledHeap(), processRSS(os.Getpid()), runtime.NumGoroutine()
+	mem0, rss0 := sampleMemory(), processRSS(os.Getpid())
 	var idle []*server.Server
 	defer func() {
 		for _, s := range idle {
@@ -101,9 +100,10 @@ func runLogical(ctx context.Context, cfg config) (*LogicalResult, error) {
 	case <-time.After(cfg.LogicalIdleSettle):
 	}
 	n := float64(max(cfg.LogicalIdle, 1))
-	res.IdleHeapMB = float64(settledHeap()-heap0) / n / (1 << 20)
+	mem := sampleMemory()
+	res.IdleHeapMB = float64(mem.Heap-mem0.Heap) / n / (1 << 20)
 	res.IdleRSSMB = float64(processRSS(os.Getpid())-rss0) / n / (1 << 20)
-	res.IdleGoroutine = (runtime.NumGoroutine() - g0) / max(cfg.LogicalIdle, 1)
+	res.IdleGoroutine = (mem.Goroutines - mem0.Goroutines) / max(cfg.LogicalIdle, 1)
 	for _, s := range idle {
 		if err := stopServer(s); err != nil {
 			return res, err
@@ -221,15 +221,6 @@ func stopServer(srv *server.Server) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return srv.Shutdown(ctx)
-}
-
-// settledHeap is the heap in use after two collections.
-func settledHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapInuse
 }
 
 // summarizeLogical adds the logical cluster rows.
