@@ -44,16 +44,31 @@ const (
 	mediaOpenAPIV3ProtoDeprecated = "com.github.proto-openapi.spec.v3@v1.0+protobuf"
 )
 
-// openAPIDocs are the OpenAPI documents of one registry snapshot.
+// openAPIDocs are the OpenAPI documents of one registry snapshot. Each
+// version is built when first asked for: clients that read v3 (kubectl
+// explain, kube's mutating policy plugin) never need v2, and kubectl's
+// v2 users not v3; a build is ~100 ms of CPU.
 type openAPIDocs struct {
-	snap  *registry.Snapshot
-	v2    encodedDoc
+	snap *registry.Snapshot
+	v2   func() (*openAPIV2, error)
+	v3   func() (*openAPIV3, error)
+}
+
+// openAPIV2 is a snapshot's Swagger 2.0 document.
+type openAPIV2 struct {
+	doc encodedDoc
+	// proto is made on first request and kept: kubectl asks for v2 as
+	// protobuf.
+	proto func() ([]byte, error)
+}
+
+// openAPIV3 is a snapshot's OpenAPI v3 index and documents.
+type openAPIV3 struct {
 	index encodedDoc
-	v3    map[string]encodedDoc // by index key, "api/v1" or "apis/<g>/<v>"
-	// The protobuf encodings are made on first request and kept: kubectl
-	// asks for v2 as protobuf, few clients for v3.
-	v2Proto func() ([]byte, error)
-	v3Proto map[string]func() ([]byte, error)
+	docs  map[string]encodedDoc // by index key, "api/v1" or "apis/<g>/<v>"
+	// proto holds each document's protobuf encoding, made on first
+	// request and kept: few clients ask for it.
+	proto map[string]func() ([]byte, error)
 }
 
 // Definitions supplies Kubernetes' own OpenAPI definitions: those of the
@@ -80,43 +95,65 @@ type openAPICache struct {
 	cur atomic.Pointer[openAPIDocs]
 }
 
-func (c *openAPICache) docs(snap *registry.Snapshot) (*openAPIDocs, error) {
+func (c *openAPICache) docs(snap *registry.Snapshot) *openAPIDocs {
 	if d := c.cur.Load(); d != nil && d.snap == snap {
-		return d, nil
+		return d
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if d := c.cur.Load(); d != nil && d.snap == snap {
-		return d, nil
+		return d
 	}
-	d, err := buildOpenAPI(snap, c.defs)
+	d := newOpenAPIDocs(snap, c.defs)
+	c.cur.Store(d)
+	return d
+}
+
+// v2 returns the Swagger 2.0 document of snap.
+func (c *openAPICache) v2(snap *registry.Snapshot) (*openAPIV2, error) { return c.docs(snap).v2() }
+
+// v3 returns the OpenAPI v3 documents of snap.
+func (c *openAPICache) v3(snap *registry.Snapshot) (*openAPIV3, error) { return c.docs(snap).v3() }
+
+// newOpenAPIDocs returns the documents of snap, each built once, when
+// first asked for.
+func newOpenAPIDocs(snap *registry.Snapshot, defs Definitions) *openAPIDocs {
+	return &openAPIDocs{
+		snap: snap,
+		v2:   sync.OnceValues(func() (*openAPIV2, error) { return buildOpenAPIV2(snap, defs) }),
+		v3:   sync.OnceValues(func() (*openAPIV3, error) { return buildOpenAPIV3(snap, defs) }),
+	}
+}
+
+func buildOpenAPIV2(snap *registry.Snapshot, defs Definitions) (*openAPIV2, error) {
+	groups := servedGroups(snap)
+	kube, err := defs.V2(kubeModels(groups)...)
 	if err != nil {
 		return nil, err
 	}
-	c.cur.Store(d)
+	d := &openAPIV2{doc: encodeWithETag(v2Document(groups, kube))}
+	d.proto = sync.OnceValues(func() ([]byte, error) { return v2Protobuf(d.doc.body) })
 	return d, nil
 }
 
-func buildOpenAPI(snap *registry.Snapshot, defs Definitions) (*openAPIDocs, error) {
+func buildOpenAPIV3(snap *registry.Snapshot, defs Definitions) (*openAPIV3, error) {
 	groups := servedGroups(snap)
-	kube, err := kubeDefinitions(defs, groups)
+	kube, err := defs.V3(kubeModels(groups)...)
 	if err != nil {
 		return nil, err
 	}
-	d := &openAPIDocs{snap: snap, v3: map[string]encodedDoc{}, v3Proto: map[string]func() ([]byte, error){}}
+	d := &openAPIV3{docs: map[string]encodedDoc{}, proto: map[string]func() ([]byte, error){}}
 	index := jsonObj{}
 	for _, g := range groups {
 		for _, v := range g.versions {
 			key := v3Key(g.name, v.version)
-			doc := encodeWithETag(v3Document(groupVersionKey{g.name, v.version}, v.resources, kube.v3))
-			d.v3[key] = doc
-			d.v3Proto[key] = sync.OnceValues(func() ([]byte, error) { return v3Protobuf(doc.body) })
+			doc := encodeWithETag(v3Document(groupVersionKey{g.name, v.version}, v.resources, kube))
+			d.docs[key] = doc
+			d.proto[key] = sync.OnceValues(func() ([]byte, error) { return v3Protobuf(doc.body) })
 			index[key] = jsonObj{"serverRelativeURL": serverRelativeURL(key, doc.etag)}
 		}
 	}
 	d.index = encodeWithETag(jsonObj{"paths": index})
-	d.v2 = encodeWithETag(v2Document(groups, kube.v2))
-	d.v2Proto = sync.OnceValues(func() ([]byte, error) { return v2Protobuf(d.v2.body) })
 	return d, nil
 }
 
@@ -162,7 +199,7 @@ func openAPIFormat(r *http.Request, protoTypes ...string) (protobuf, ok bool) {
 }
 
 func (s *server) openAPIV2(w http.ResponseWriter, r *http.Request) {
-	d, err := s.openapi.docs(s.reg.Snapshot())
+	d, err := s.openapi.v2(s.reg.Snapshot())
 	if err != nil {
 		s.openAPIFailed(w, err)
 		return
@@ -172,19 +209,19 @@ func (s *server) openAPIV2(w http.ResponseWriter, r *http.Request) {
 	case !ok:
 		s.notAcceptable(w, "application/json", "application/"+mediaOpenAPIV2Proto)
 	case protobuf:
-		b, err := d.v2Proto()
+		b, err := d.proto()
 		if err != nil {
 			s.openAPIFailed(w, err)
 			return
 		}
-		serveDocument(w, r, "application/"+mediaOpenAPIV2Proto, b, d.v2.etag)
+		serveDocument(w, r, "application/"+mediaOpenAPIV2Proto, b, d.doc.etag)
 	default:
-		serveDocument(w, r, "application/json", d.v2.body, d.v2.etag)
+		serveDocument(w, r, "application/json", d.doc.body, d.doc.etag)
 	}
 }
 
 func (s *server) openAPIV3Index(w http.ResponseWriter, r *http.Request) {
-	d, err := s.openapi.docs(s.reg.Snapshot())
+	d, err := s.openapi.v3(s.reg.Snapshot())
 	if err != nil {
 		s.openAPIFailed(w, err)
 		return
@@ -194,12 +231,12 @@ func (s *server) openAPIV3Index(w http.ResponseWriter, r *http.Request) {
 
 // openAPIV3Doc serves the document of the group version at key.
 func (s *server) openAPIV3Doc(w http.ResponseWriter, r *http.Request, key string) {
-	d, err := s.openapi.docs(s.reg.Snapshot())
+	d, err := s.openapi.v3(s.reg.Snapshot())
 	if err != nil {
 		s.openAPIFailed(w, err)
 		return
 	}
-	doc, found := d.v3[key]
+	doc, found := d.docs[key]
 	if !found {
 		s.notFound(w, r)
 		return
@@ -224,7 +261,7 @@ func (s *server) openAPIV3Doc(w http.ResponseWriter, r *http.Request, key string
 		serveDocument(w, r, "application/json", doc.body, doc.etag)
 		return
 	}
-	b, err := d.v3Proto[key]()
+	b, err := d.proto[key]()
 	if err != nil {
 		s.openAPIFailed(w, err)
 		return
@@ -267,18 +304,14 @@ func (noDefinitions) V3(...string) (map[string]any, error) {
 	return nil, errors.New("endpoints: no OpenAPI definitions configured")
 }
 
-// kubeDefs are Kubernetes' definitions a snapshot's documents use.
-type kubeDefs struct {
-	v2, v3 map[string]any
-}
-
 // metaModels are the meta types every document refers to.
 var metaModels = []string{defObjectMeta, defListMeta, defStatus, defDeleteOptions, defWatchEvent, defPatch}
 
-// kubeDefinitions fetches, in one build per OpenAPI version, the
-// definitions of the meta types, of Scale when a served type has a
-// scale subresource, and of every built-in kind served.
-func kubeDefinitions(defs Definitions, groups []servedGroup) (kubeDefs, error) {
+// kubeModels names Kubernetes' definitions a snapshot's documents use:
+// the meta types, Scale when a served type has a scale subresource, and
+// every built-in kind served, so that one build per OpenAPI version
+// fetches them all.
+func kubeModels(groups []servedGroup) []string {
 	names := append([]string(nil), metaModels...)
 	for _, g := range groups {
 		for _, v := range g.versions {
@@ -295,16 +328,7 @@ func kubeDefinitions(defs Definitions, groups []servedGroup) (kubeDefs, error) {
 	}
 	names = slices.DeleteFunc(names, func(n string) bool { return n == "" }) // a kind without a list
 	slices.Sort(names)
-	names = slices.Compact(names)
-	v2, err := defs.V2(names...)
-	if err != nil {
-		return kubeDefs{}, err
-	}
-	v3, err := defs.V3(names...)
-	if err != nil {
-		return kubeDefs{}, err
-	}
-	return kubeDefs{v2: v2, v3: v3}, nil
+	return slices.Compact(names)
 }
 
 // closure returns the definitions roots name and every definition they

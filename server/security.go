@@ -108,7 +108,7 @@ func (s *Server) newSecurity(cfg Config, ln net.Listener) (*security, error) {
 
 	token := auth.NewLoopbackToken()
 	sec.loopback = s.loopbackConfig(token)
-	client, err := newLoopbackClient(sec.loopback, s.inProcess.waitStarted())
+	client, err := newLoopbackClient(sec.loopback, s.inProcess.waitStarted(), s.reg.Snapshot)
 	if err != nil {
 		return nil, err
 	}

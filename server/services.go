@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/miniapi/miniapi/builtin"
+	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
 	"github.com/miniapi/miniapi/storage/etcd3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -168,13 +170,15 @@ type loopbackClient struct {
 	storage         storagev1client.StorageV1Interface
 }
 
-func newLoopbackClient(cfg *rest.Config, started <-chan struct{}) (*loopbackClient, error) {
+func newLoopbackClient(cfg *rest.Config, started <-chan struct{}, reg func() *registry.Snapshot) (*loopbackClient, error) {
 	c := &loopbackClient{}
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
 	d, err := discovery.NewDiscoveryClientForConfig(cfg)
 	add(err)
-	c.discoveryClient = loopbackDiscovery{DiscoveryClient: d, started: started}
+	if d != nil {
+		c.discoveryClient = loopbackDiscovery{DiscoveryClient: d, openAPI: &lazyOpenAPI{server: d.OpenAPIV3(), reg: reg, started: started}}
+	}
 	c.admission, err = admissionregistrationv1client.NewForConfig(cfg)
 	add(err)
 	c.apps, err = appsv1client.NewForConfig(cfg)
@@ -221,31 +225,84 @@ func (s *Server) loopbackClient() (*loopbackClient, error) {
 func (c *loopbackClient) Discovery() discovery.DiscoveryInterfaces { return c.discoveryClient }
 
 // loopbackDiscovery is the loopback's discovery client, whose OpenAPI v3
-// client waits for the server to serve before listing the served
-// schemas: kube's mutating policy plugin lists them as it starts, before
-// the server serves, and then every five seconds; refused, it would
-// refuse every mutating policy's request for those five seconds.
+// client lists the served schemas from the registry (see lazyOpenAPI).
 type loopbackDiscovery struct {
 	*discovery.DiscoveryClient
-	started <-chan struct{}
+	openAPI *lazyOpenAPI
 }
 
 // OpenAPIV3 is the OpenAPI v3 client.
-func (d loopbackDiscovery) OpenAPIV3() openapi.Client {
-	return openAPIAfterStart{Client: d.DiscoveryClient.OpenAPIV3(), started: d.started}
-}
+func (d loopbackDiscovery) OpenAPIV3() openapi.Client { return d.openAPI }
 
-// openAPIAfterStart lists the schemas once the server serves.
-type openAPIAfterStart struct {
-	openapi.Client
+// lazyOpenAPI is the loopback's OpenAPI v3 client. kube's mutating policy
+// plugin lists the served schemas as it starts, and then every five
+// seconds, but reads a group version's schema only when a mutating
+// policy applies to an object of it. Listing them from the server
+// builds every document first (~150 ms of CPU, as much as the rest of a
+// start), so the list is made from the registry instead: each group
+// version served, named by a URL whose generation changes whenever the
+// set of types does, which is all the plugin compares. A schema is
+// fetched from the server when it is asked for, once the server serves
+// (before that the call would be refused).
+type lazyOpenAPI struct {
+	server  openapi.Client
+	reg     func() *registry.Snapshot
 	started <-chan struct{}
+
+	// mu protects last and generation.
+	mu         sync.Mutex
+	last       *registry.Snapshot
+	generation uint64
 }
 
-// Paths lists the served schemas, once the server serves (or has shut
-// down, when the call fails).
-func (c openAPIAfterStart) Paths() (map[string]openapi.GroupVersion, error) {
-	<-c.started
-	return c.Client.Paths()
+// Paths lists the group versions served now.
+func (c *lazyOpenAPI) Paths() (map[string]openapi.GroupVersion, error) {
+	snap := c.reg()
+	c.mu.Lock()
+	if snap != c.last {
+		c.last = snap
+		c.generation++
+	}
+	gen := c.generation
+	c.mu.Unlock()
+	out := map[string]openapi.GroupVersion{}
+	for _, res := range snap.Resources() {
+		key := "apis/" + res.Type.Group + "/" + res.Type.Version
+		if res.Type.Group == "" {
+			key = "api/" + res.Type.Version
+		}
+		if _, ok := out[key]; !ok {
+			out[key] = lazyGroupVersion{c: c, key: key, generation: gen}
+		}
+	}
+	return out, nil
+}
+
+// lazyGroupVersion is one group version's schema, fetched when asked for.
+type lazyGroupVersion struct {
+	c          *lazyOpenAPI
+	key        string
+	generation uint64
+}
+
+// ServerRelativeURL names this group version's schema as of the set of
+// types it was listed from.
+func (g lazyGroupVersion) ServerRelativeURL() string {
+	return "/openapi/v3/" + g.key + "?generation=" + strconv.FormatUint(g.generation, 10)
+}
+
+// Schema fetches the schema from the server.
+func (g lazyGroupVersion) Schema(contentType string) ([]byte, error) {
+	<-g.c.started
+	paths, err := g.c.server.Paths()
+	if err != nil {
+		return nil, err
+	}
+	gv, ok := paths[g.key]
+	if !ok {
+		return nil, fmt.Errorf("server: no OpenAPI schema is served for %s", g.key)
+	}
+	return gv.Schema(contentType)
 }
 
 // AdmissionregistrationV1 is admissionregistration.k8s.io/v1's client.
