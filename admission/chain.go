@@ -201,7 +201,6 @@ func New(cfg Config) (*Chain, error) {
 	h = kadmission.WithAudit(admissionmetrics.WithStepMetrics(h))
 	c.handler = h
 	if usesPolicies(names) {
-		setPolicyRefresh()
 		c.policies = &settle{}
 	}
 	c.mutate, _ = h.(kadmission.MutationInterface)
