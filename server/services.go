@@ -133,7 +133,9 @@ func (s *Server) startServices(ctx context.Context, svcs *builtin.Services, cfg 
 		// Blocks until the default ServiceCIDR exists.
 		defaultservicecidr.NewController(cidr, net.IPNet{}, client).Start(ctx)
 		if err := svcs.Start(ctx, client.NetworkingV1(), serviceCIDRs, ipAddresses); err != nil {
-			s.log.Error("server: Services cannot be allocated addresses", "err", err)
+			if ctx.Err() == nil { // not a shutdown during start-up
+				s.log.Error("server: Services cannot be allocated addresses", "err", err)
+			}
 			return
 		}
 		kubernetesService.Start(ctx.Done())
