@@ -27,6 +27,7 @@ import (
 	flowcontrolclient "k8s.io/client-go/kubernetes/typed/flowcontrol/v1"
 	fclisters "k8s.io/client-go/listers/flowcontrol/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/kubernetes/pkg/registry/flowcontrol/ensurer"
 )
@@ -174,12 +175,17 @@ func TestFlowControlBootstrapConfiguration(t *testing.T) {
 
 	// A suggested object a user changed is put back, as kube's ensurer
 	// does while its autoupdate annotation says so.
-	fs, err := c.FlowSchemas().Get(ctx, "global-default", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs.Spec.MatchingPrecedence = 9901
-	if _, err := c.FlowSchemas().Update(ctx, fs, metav1.UpdateOptions{}); err != nil {
+	// The config controller patches the status meanwhile, so the update
+	// retries on a conflict as any client must.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		fs, err := c.FlowSchemas().Get(ctx, "global-default", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		fs.Spec.MatchingPrecedence = 9901
+		_, err = c.FlowSchemas().Update(ctx, fs, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	// The ensurer reads the informer's copy, as kube's does.
