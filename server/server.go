@@ -326,8 +326,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		s.fromTemplate = seed != nil
 	}
 	if seed != nil {
-		// No cache runs yet: whole transactions.
-		if err := s.load(ctx, seed, txnOps); err != nil {
+		if err := s.load(ctx, seed); err != nil {
 			return nil, err
 		}
 	}

@@ -61,12 +61,10 @@ const (
 )
 
 // load writes snap's objects under the server's prefix, deleting what
-// is stored there and is not in snap, in transactions of at most maxOps
+// is stored there and is not in snap, in transactions of at most txnOps
 // operations and about txnBytes. Values already equal are not written.
-// A running server's caches need maxOps 1: they take one change per
-// revision, as the store writes them, and a transaction's changes share
-// one.
-func (s *Server) load(ctx context.Context, snap *Snapshot, maxOps int) error {
+// A running server's caches take each transaction as one change.
+func (s *Server) load(ctx context.Context, snap *Snapshot) error {
 	root := s.keyRoot()
 	cur, err := s.client.Get(ctx, root, clientv3.WithPrefix())
 	if err != nil {
@@ -90,7 +88,7 @@ func (s *Server) load(ctx context.Context, snap *Snapshot, maxOps int) error {
 		return err
 	}
 	add := func(op clientv3.Op, n int) error {
-		if len(batch) == maxOps || size+n > txnBytes && len(batch) > 0 {
+		if len(batch) == txnOps || size+n > txnBytes && len(batch) > 0 {
 			if err := flush(); err != nil {
 				return err
 			}
@@ -131,7 +129,7 @@ func (s *Server) load(ctx context.Context, snap *Snapshot, maxOps int) error {
 // every open watch ends with 410 Expired, so clients list again, as
 // after compaction.
 func (s *Server) Reset(ctx context.Context, snap *Snapshot) error {
-	if err := s.load(ctx, snap, 1); err != nil {
+	if err := s.load(ctx, snap); err != nil {
 		return err
 	}
 	if _, err := s.Compact(ctx); err != nil {

@@ -163,6 +163,11 @@ type Event struct {
 	PrevObject *Object
 	// InitialEventsEnd marks the Bookmark that ends the initial events.
 	InitialEventsEnd bool
+	// MoreAtRevision says the next event has the same revision and
+	// follows at once: one transaction changed several objects. A
+	// consumer that keeps state (the cacher) applies such a run as one
+	// change, so that no reader sees half a revision.
+	MoreAtRevision bool
 	// Err is set on ErrorEvent events; it is usually a *Error (Compacted → 410).
 	Err error
 }

@@ -12,7 +12,9 @@
 //   - the reflector (one goroutine) lists the type's prefix at revision R,
 //     then watches from R with progress notifications. When the watch
 //     ends it re-watches from the last revision it applied; only when that
-//     revision has been compacted does it relist (see below);
+//     revision has been compacted does it relist (see below). The events
+//     of one revision (an etcd transaction that changed several keys,
+//     marked MoreAtRevision) are applied as one change;
 //   - the watch cache holds every current object (its encoded bytes and
 //     its selectable attributes, computed once) sorted by key, and a ring
 //     of recent events keyed by revision;

@@ -135,6 +135,11 @@ func (c *Cacher) watchOnce(ctx context.Context) (compacted, progressed bool) {
 	defer w.Stop()
 	c.watching.Store(true)
 	defer c.watching.Store(false)
+	// run collects the events of one revision until its last arrives;
+	// a watch that ends in the middle of one leaves it unapplied, and
+	// the next watch, from the cache's revision, brings it whole.
+	var run []storage.Event
+	var runAttrs []storage.Attrs
 	for {
 		var ev storage.Event
 		var ok bool
@@ -175,8 +180,18 @@ func (c *Cacher) watchOnce(ctx context.Context) (compacted, progressed bool) {
 				attrs = a
 			}
 			c.m.eventReceived()
-			if e := c.wc.apply(ev, attrs); e != nil {
+			run, runAttrs = append(run, ev), append(runAttrs, attrs)
+			if ev.MoreAtRevision {
+				continue
+			}
+			events := c.wc.applyRun(run, runAttrs)
+			clear(run)
+			clear(runAttrs)
+			run, runAttrs = run[:0], runAttrs[:0]
+			if len(events) > 0 {
 				c.recordState()
+			}
+			for _, e := range events {
 				if !c.d.enqueue(ctx, e) {
 					return false, progressed
 				}

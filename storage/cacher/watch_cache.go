@@ -117,41 +117,58 @@ func (wc *watchCache) deleteLocked(key string) {
 // are the new object's (for Deleted, unused): callers compute them before
 // taking the lock, because decoding is the expensive part.
 func (wc *watchCache) apply(ev storage.Event, attrs storage.Attrs) *event {
+	if out := wc.applyRun([]storage.Event{ev}, []storage.Attrs{attrs}); len(out) > 0 {
+		return out[0]
+	}
+	return nil
+}
+
+// applyRun records the changes of one revision (one transaction's, in
+// the underlying watch's order; attrs[i] is evs[i]'s) as one change, so
+// that no reader sees part of the revision, and returns the events to
+// dispatch: none when the revision is not news.
+func (wc *watchCache) applyRun(evs []storage.Event, attrs []storage.Attrs) []*event {
+	if len(evs) == 0 {
+		return nil
+	}
 	now := wc.clock.Now()
 	wc.mu.Lock()
 	defer wc.mu.Unlock()
-	rev := ev.Object.Revision
+	rev := evs[0].Object.Revision
 	if rev <= wc.rev {
 		return nil
 	}
-	e := &event{typ: ev.Type, rev: rev, key: ev.Object.Key, obj: ev.Object, attrs: attrs, recorded: now}
-	if old, ok := wc.byKey[e.key]; ok {
-		e.prev, e.prevAttrs = old.obj, old.attrs
-	}
-	switch ev.Type {
-	case storage.Added, storage.Modified:
-		// The cache, not the backend, decides Added versus Modified: it
-		// is what the cached state says happened.
-		e.typ = storage.Added
-		if e.prev != nil {
-			e.typ = storage.Modified
+	out := make([]*event, 0, len(evs))
+	for i, ev := range evs {
+		e := &event{typ: ev.Type, rev: rev, key: ev.Object.Key, obj: ev.Object, attrs: attrs[i], recorded: now}
+		if old, ok := wc.byKey[e.key]; ok {
+			e.prev, e.prevAttrs = old.obj, old.attrs
 		}
-		wc.putLocked(&entry{obj: ev.Object, attrs: attrs})
-	case storage.Deleted:
-		if e.prev == nil {
-			// Nothing to delete: the cache never saw the object. Still
-			// move the revision on.
-			wc.setRevLocked(rev)
-			return nil
+		switch ev.Type {
+		case storage.Added, storage.Modified:
+			// The cache, not the backend, decides Added versus
+			// Modified: it is what the cached state says happened.
+			e.typ = storage.Added
+			if e.prev != nil {
+				e.typ = storage.Modified
+			}
+			wc.putLocked(&entry{obj: ev.Object, attrs: attrs[i]})
+		case storage.Deleted:
+			if e.prev == nil {
+				// Nothing to delete: the cache never saw the object.
+				// The revision still moves on, below.
+				continue
+			}
+			e.attrs = e.prevAttrs
+			wc.deleteLocked(e.key)
+		default:
+			continue
 		}
-		e.attrs = e.prevAttrs
-		wc.deleteLocked(e.key)
-	default:
-		return nil
+		wc.appendLocked(e)
+		out = append(out, e)
 	}
-	wc.appendLocked(e)
 	wc.setRevLocked(rev)
-	return e
+	return out
 }
 
 // appendLocked adds e to history, growing a dynamic history that would

@@ -203,7 +203,9 @@ func (w *watcher) follow(wch clientv3.WatchChan, lastRev, delivered int64) {
 // forward delivers one watch response. It returns the revision the
 // response brings the watch up to, the highest revision it delivered (0
 // for none: events the predicate drops are not delivered), and whether to
-// go on.
+// go on. Events of one revision (one transaction's) are sent together,
+// each but the last marked MoreAtRevision; an event that cannot be
+// decoded ends the watch before any event of its revision is sent.
 func (w *watcher) forward(resp clientv3.WatchResponse) (seen, sent int64, ok bool) {
 	if err := resp.Err(); err != nil {
 		w.sendError(w.watchError(resp, err))
@@ -217,20 +219,35 @@ func (w *watcher) forward(resp clientv3.WatchResponse) (seen, sent int64, ok boo
 		rev := resp.Header.Revision
 		return rev, rev, w.send(storage.Event{Type: storage.Bookmark, Object: &storage.Object{Revision: rev}})
 	}
+	out := make([]storage.Event, 0, len(resp.Events))
+	var failed error
 	for _, e := range resp.Events {
 		w.store.recordEvent()
 		ev, deliver, err := w.transform(e)
 		if err != nil {
-			w.sendError(err)
-			return 0, 0, false
+			// Keep no part of the failed event's revision.
+			rev := e.Kv.ModRevision
+			for len(out) > 0 && out[len(out)-1].Object.Revision == rev {
+				out = out[:len(out)-1]
+			}
+			failed = err
+			break
 		}
 		seen = e.Kv.ModRevision
 		if deliver {
-			if !w.send(ev) {
-				return 0, 0, false
-			}
-			sent = seen
+			out = append(out, ev)
 		}
+	}
+	for i := range out {
+		out[i].MoreAtRevision = i+1 < len(out) && out[i+1].Object.Revision == out[i].Object.Revision
+		if !w.send(out[i]) {
+			return 0, 0, false
+		}
+		sent = out[i].Object.Revision
+	}
+	if failed != nil {
+		w.sendError(failed)
+		return 0, 0, false
 	}
 	return seen, sent, true
 }
