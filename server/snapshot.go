@@ -9,6 +9,7 @@ import (
 	"github.com/miniapi/miniapi/faults"
 	"github.com/miniapi/miniapi/storage"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"golang.org/x/sync/errgroup"
 )
 
 // Snapshot is a server's whole stored state at one revision: every
@@ -60,10 +61,16 @@ const (
 	txnBytes = 1 << 20
 )
 
+// loadWorkers is how many of load's transactions are in flight at once:
+// they touch disjoint keys, and etcd commits concurrent ones together
+// (one raft round each, not one per transaction).
+const loadWorkers = 4
+
 // load writes snap's objects under the server's prefix, deleting what
 // is stored there and is not in snap, in transactions of at most txnOps
-// operations and about txnBytes. Values already equal are not written.
-// A running server's caches take each transaction as one change.
+// operations and about txnBytes, loadWorkers at a time. Values already
+// equal are not written. A running server's caches take each
+// transaction as one change.
 func (s *Server) load(ctx context.Context, snap *Snapshot) error {
 	root := s.keyRoot()
 	cur, err := s.client.Get(ctx, root, clientv3.WithPrefix())
@@ -74,27 +81,15 @@ func (s *Server) load(ctx context.Context, snap *Snapshot) error {
 	for _, kv := range snap.kvs {
 		want[root+kv.key] = kv.value
 	}
+	var batches [][]clientv3.Op
 	var batch []clientv3.Op
 	size := 0
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		resp, err := s.client.Txn(ctx).Then(batch...).Commit()
-		if err == nil && !resp.Succeeded {
-			err = errors.New("transaction not applied")
-		}
-		batch, size = batch[:0], 0
-		return err
-	}
-	add := func(op clientv3.Op, n int) error {
+	add := func(op clientv3.Op, n int) {
 		if len(batch) == txnOps || size+n > txnBytes && len(batch) > 0 {
-			if err := flush(); err != nil {
-				return err
-			}
+			batches = append(batches, batch)
+			batch, size = nil, 0
 		}
 		batch, size = append(batch, op), size+n
-		return nil
 	}
 	for _, kv := range cur.Kvs {
 		key := string(kv.Key)
@@ -103,20 +98,30 @@ func (s *Server) load(ctx context.Context, snap *Snapshot) error {
 			continue
 		}
 		if _, ok := want[key]; !ok {
-			if err := add(clientv3.OpDelete(key), len(key)); err != nil {
-				return err
-			}
+			add(clientv3.OpDelete(key), len(key))
 		}
 	}
 	for _, kv := range snap.kvs {
 		key := root + kv.key
 		if v, ok := want[key]; ok {
-			if err := add(clientv3.OpPut(key, string(v)), len(key)+len(v)); err != nil {
-				return err
-			}
+			add(clientv3.OpPut(key, string(v)), len(key)+len(v))
 		}
 	}
-	if err := flush(); err != nil {
+	if len(batch) > 0 {
+		batches = append(batches, batch)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(loadWorkers)
+	for _, b := range batches {
+		g.Go(func() error {
+			resp, err := s.client.Txn(gctx).Then(b...).Commit()
+			if err == nil && !resp.Succeeded {
+				err = errors.New("transaction not applied")
+			}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
 		return fmt.Errorf("server: loading a snapshot: %w", err)
 	}
 	return nil
