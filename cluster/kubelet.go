@@ -52,13 +52,17 @@ type Kubelet struct {
 	loop          *loop
 	completeAfter time.Duration
 
-	// mu protects ips and written.
+	// mu protects ips, written and started.
 	mu sync.Mutex
 	// ips are the pod IPs in use, by node, with their pod.
 	ips map[string]map[netip.Addr]types.UID
 	// written is the resourceVersion of each pod's last status write, so
 	// that an older copy the informer still holds is not acted on again.
 	written map[types.UID]string
+	// started is when the kubelet last started each pod's containers,
+	// to the nanosecond: the API keeps whole seconds, and a delay of
+	// less than a second counted from those could be over at once.
+	started map[types.UID]time.Time
 }
 
 func newKubelet(cfg Config) (*Kubelet, error) {
@@ -68,6 +72,7 @@ func newKubelet(cfg Config) (*Kubelet, error) {
 		completeAfter: cfg.CompleteAfter,
 		ips:           map[string]map[netip.Addr]types.UID{},
 		written:       map[types.UID]string{},
+		started:       map[types.UID]time.Time{},
 	}
 	k.loop = newLoop("kubelet", k.log, k.sync)
 	if _, err := cfg.Pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -109,6 +114,7 @@ func (k *Kubelet) podChanged(obj any, deleted bool) {
 		}
 		if deleted {
 			delete(k.written, pod.UID)
+			delete(k.started, pod.UID)
 		}
 	case err == nil && !pod.Spec.HostNetwork:
 		if k.ips[pod.Spec.NodeName] == nil {
@@ -279,6 +285,7 @@ func (k *Kubelet) start(ctx context.Context, pod *corev1.Pod, node *corev1.Node,
 	setPodCondition(st, corev1.PodCondition{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue}, now)
 	setPodCondition(st, corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionTrue}, now)
 	setReady(st, pod, ready, "", now)
+	k.recordStart(pod, now)
 	if err := k.writeStatus(ctx, upd); err != nil {
 		if !pod.Spec.HostNetwork {
 			k.releaseIP(node.Name, podIP, pod.UID)
@@ -288,7 +295,7 @@ func (k *Kubelet) start(ctx context.Context, pod *corev1.Pod, node *corev1.Node,
 	return nil
 }
 
-func readyDue(_ *Kubelet, pod *corev1.Pod) (time.Time, bool) {
+func readyDue(k *Kubelet, pod *corev1.Pod) (time.Time, bool) {
 	if pod.Status.Phase != corev1.PodRunning || pod.Status.StartTime == nil || pod.DeletionTimestamp != nil || podReady(pod) {
 		return time.Time{}, false
 	}
@@ -296,7 +303,7 @@ func readyDue(_ *Kubelet, pod *corev1.Pod) (time.Time, bool) {
 	if after < 0 {
 		return time.Time{}, false
 	}
-	return pod.Status.StartTime.Add(after), true
+	return k.startTime(pod, pod.Status.StartTime.Time).Add(after), true
 }
 
 // ready makes a running pod's containers ready.
@@ -340,7 +347,25 @@ func completeDue(k *Kubelet, pod *corev1.Pod) (time.Time, bool) {
 	if restarts := pod.Status.ContainerStatuses[0].RestartCount; restarts > 0 {
 		after = max(after, restartBackoff(restarts))
 	}
-	return running.StartedAt.Add(after), true
+	return k.startTime(pod, running.StartedAt.Time).Add(after), true
+}
+
+// startTime is when pod's containers last started: the kubelet's own
+// record when it has one for the second the API shows (api), else api.
+func (k *Kubelet) startTime(pod *corev1.Pod, api time.Time) time.Time {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if t, ok := k.started[pod.UID]; ok && t.Unix() == api.Unix() {
+		return t
+	}
+	return api
+}
+
+// recordStart notes that pod's containers (re)started at now.
+func (k *Kubelet) recordStart(pod *corev1.Pod, now time.Time) {
+	k.mu.Lock()
+	k.started[pod.UID] = now
+	k.mu.Unlock()
 }
 
 // runsFor is how long a pod's containers run before they exit, if they
@@ -390,6 +415,7 @@ func (k *Kubelet) complete(ctx context.Context, pod *corev1.Pod, _ *corev1.Node,
 			cs.ContainerID = containerID(pod, cs.Name, cs.RestartCount)
 			cs.State.Running = &corev1.ContainerStateRunning{StartedAt: t}
 		}
+		k.recordStart(pod, now)
 		return k.writeStatus(ctx, upd)
 	}
 	exitContainers(upd, code, now)

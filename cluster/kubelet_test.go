@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -53,5 +54,37 @@ func TestPodCIDRs(t *testing.T) {
 	}
 	if got := nodeIP(0).String(); got != "172.18.0.2" {
 		t.Errorf("nodeIP(0) = %s", got)
+	}
+}
+
+// Delays count from when the kubelet started the containers, not from
+// the API's start time, which keeps whole seconds: a pod started at
+// .900 with a 300 ms readiness delay is ready at 1.200, not at once.
+func TestDelaysCountFromTheTrueStart(t *testing.T) {
+	start := time.Date(2026, 11, 28, 12, 0, 0, 900_000_000, time.UTC)
+	api := metav1.NewTime(start.Truncate(time.Second))
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{UID: "p", Annotations: map[string]string{ReadyAfterAnnotation: "300ms", CompleteAfterAnnotation: "400ms"}},
+		Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &api, ContainerStatuses: []corev1.ContainerStatus{{
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: api}},
+		}}},
+	}
+	k := &Kubelet{started: map[types.UID]time.Time{}}
+	// Without a record (a kubelet that did not start it), the API's time.
+	if due, ok := readyDue(k, pod); !ok || !due.Equal(api.Add(300*time.Millisecond)) {
+		t.Errorf("ready due %v, %v without a record; want %v", due, ok, api.Add(300*time.Millisecond))
+	}
+	k.recordStart(pod, start)
+	if due, ok := readyDue(k, pod); !ok || !due.Equal(start.Add(300*time.Millisecond)) {
+		t.Errorf("ready due %v, %v; want %v", due, ok, start.Add(300*time.Millisecond))
+	}
+	if due, ok := completeDue(k, pod); !ok || !due.Equal(start.Add(400*time.Millisecond)) {
+		t.Errorf("complete due %v, %v; want %v", due, ok, start.Add(400*time.Millisecond))
+	}
+	// A record of another second is not this start's.
+	k.recordStart(pod, start.Add(-2*time.Second))
+	if due, _ := readyDue(k, pod); !due.Equal(api.Add(300 * time.Millisecond)) {
+		t.Errorf("ready due %v with a stale record; want %v", due, api.Add(300*time.Millisecond))
 	}
 }
