@@ -146,7 +146,7 @@ func buildOpenAPIV3(snap *registry.Snapshot, defs Definitions) (*openAPIV3, erro
 	index := jsonObj{}
 	for _, g := range groups {
 		for _, v := range g.versions {
-			key := v3Key(g.name, v.version)
+			key := OpenAPIV3Key(g.name, v.version)
 			doc := encodeWithETag(v3Document(groupVersionKey{g.name, v.version}, v.resources, kube))
 			d.docs[key] = doc
 			d.proto[key] = sync.OnceValues(func() ([]byte, error) { return v3Protobuf(doc.body) })

@@ -71,9 +71,9 @@ func listDefinition(t *registry.Type, kindDef string) jsonObj {
 	return s
 }
 
-// v3Key is the index key of a group version's v3 document: "api/v1" or
-// "apis/<group>/<version>".
-func v3Key(group, version string) string {
+// OpenAPIV3Key is the /openapi/v3 index key of a group version's document:
+// "api/v1" or "apis/<group>/<version>".
+func OpenAPIV3Key(group, version string) string {
 	if group == "" {
 		return "api/" + version
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/miniapi/miniapi/builtin"
+	"github.com/miniapi/miniapi/endpoints"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
 	"github.com/miniapi/miniapi/storage/etcd3"
@@ -269,10 +270,7 @@ func (c *lazyOpenAPI) Paths() (map[string]openapi.GroupVersion, error) {
 	c.mu.Unlock()
 	out := map[string]openapi.GroupVersion{}
 	for _, res := range snap.Resources() {
-		key := "apis/" + res.Type.Group + "/" + res.Type.Version
-		if res.Type.Group == "" {
-			key = "api/" + res.Type.Version
-		}
+		key := endpoints.OpenAPIV3Key(res.Type.Group, res.Type.Version)
 		if _, ok := out[key]; !ok {
 			out[key] = lazyGroupVersion{c: c, key: key, generation: gen}
 		}

@@ -112,21 +112,12 @@ func (wc *watchCache) deleteLocked(key string) {
 	}
 }
 
-// apply records one change from the underlying watch and returns the event
-// to dispatch, or nil when the change is not news (already applied). attrs
-// are the new object's (for Deleted, unused): callers compute them before
-// taking the lock, because decoding is the expensive part.
-func (wc *watchCache) apply(ev storage.Event, attrs storage.Attrs) *event {
-	if out := wc.applyRun([]storage.Event{ev}, []storage.Attrs{attrs}); len(out) > 0 {
-		return out[0]
-	}
-	return nil
-}
-
 // applyRun records the changes of one revision (one transaction's, in
-// the underlying watch's order; attrs[i] is evs[i]'s) as one change, so
-// that no reader sees part of the revision, and returns the events to
-// dispatch: none when the revision is not news.
+// the underlying watch's order; attrs[i] is evs[i]'s, unused for
+// Deleted) as one change, so that no reader sees part of the revision,
+// and returns the events to dispatch: none when the revision is not
+// news (already applied). Callers compute attrs before taking the lock,
+// because decoding is the expensive part.
 func (wc *watchCache) applyRun(evs []storage.Event, attrs []storage.Attrs) []*event {
 	if len(evs) == 0 {
 		return nil

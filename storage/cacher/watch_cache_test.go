@@ -45,7 +45,10 @@ func applyTo(t testing.TB, wc *watchCache, typ storage.EventType, o *storage.Obj
 	if typ != storage.Deleted {
 		a = mustAttrs(t, o)
 	}
-	return wc.apply(storage.Event{Type: typ, Object: o}, a)
+	if out := wc.applyRun([]storage.Event{{Type: typ, Object: o}}, []storage.Attrs{a}); len(out) > 0 {
+		return out[0]
+	}
+	return nil
 }
 
 func listed(t testing.TB, wc *watchCache, rev int64, objs ...*storage.Object) []*event {
