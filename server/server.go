@@ -599,7 +599,8 @@ func freshDataDir(cfg Config) bool {
 // watchers.
 func (s *Server) storageFactory(t *registry.Type, keys storage.ResourceKeys, attrs storage.AttrFunc) (storage.Interface, func() error, error) {
 	gr := schema.GroupResource{Group: t.Group, Resource: t.Plural}
-	var under storage.Interface = etcd3.New(etcd3.Config{Client: s.client, Resource: gr})
+	// One watch stream for all the server's types, as kube-apiserver's.
+	var under storage.Interface = etcd3.New(etcd3.Config{Client: s.client, Resource: gr, WatchStream: fmt.Sprintf("server-%p", s)})
 	if t.StorageVersion != "" {
 		cfg := versioned.Config{Served: t.APIVersion(), Stored: t.StorageAPIVersion(), Default: apiextensions.ReadDefaults(t), Resource: t.GroupResource()}
 		if vc, ok := t.Strategy.(registry.VersionConverter); ok {
