@@ -600,7 +600,13 @@ func freshDataDir(cfg Config) bool {
 func (s *Server) storageFactory(t *registry.Type, keys storage.ResourceKeys, attrs storage.AttrFunc) (storage.Interface, func() error, error) {
 	gr := schema.GroupResource{Group: t.Group, Resource: t.Plural}
 	// One watch stream for all the server's types, as kube-apiserver's.
-	var under storage.Interface = etcd3.New(etcd3.Config{Client: s.client, Resource: gr, WatchStream: fmt.Sprintf("server-%p", s)})
+	ec := etcd3.Config{Client: s.client, Resource: gr, WatchStream: fmt.Sprintf("server-%p", s)}
+	if s.shared != nil {
+		// A logical cluster's Stores cut its namespace off watch events
+		// themselves: no goroutine per watch to do it.
+		ec.Watcher, ec.WatchPrefix = s.shared.embedded.Client.Watcher, s.namespace
+	}
+	var under storage.Interface = etcd3.New(ec)
 	if t.StorageVersion != "" {
 		cfg := versioned.Config{Served: t.APIVersion(), Stored: t.StorageAPIVersion(), Default: apiextensions.ReadDefaults(t), Resource: t.GroupResource()}
 		if vc, ok := t.Strategy.(registry.VersionConverter); ok {

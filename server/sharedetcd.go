@@ -24,9 +24,9 @@ import (
 // member's goroutines, memory and start-up, which is what makes a
 // cluster per parallel test cheap. A server sees only its own keys: the
 // etcd client it is given rewrites every key, range and watch into its
-// namespace (etcd's namespace package, and prefixWatcher), so nothing
-// one cluster stores
-// is visible to another.
+// namespace (etcd's namespace package, and prefixWatcher; its Stores
+// watch through the member's client and cut the namespace off
+// themselves), so nothing one cluster stores is visible to another.
 //
 // Revisions are the member's, shared: a cluster's resourceVersions grow
 // but are not consecutive, as they are not on a kube-apiserver whose

@@ -36,7 +36,7 @@ func (s *Store) RequestProgress(ctx context.Context) error {
 		s.progressKick = make(chan struct{})
 	}
 	s.progressMu.Unlock()
-	if err := s.client.RequestProgress(s.streamContext(ctx)); err != nil {
+	if err := s.watcher.RequestProgress(s.streamContext(ctx)); err != nil {
 		return fmt.Errorf("etcd3: request progress: %w", err)
 	}
 	return nil

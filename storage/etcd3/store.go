@@ -39,6 +39,14 @@ type Config struct {
 	// see the progress others asked for (a Bookmark they can use). Empty
 	// gives the Store a stream of its own.
 	WatchStream string
+	// Watcher, when set, is what the Store watches through instead of
+	// Client's own, with WatchPrefix put before every key it watches and
+	// cut from every key it reports. It is for a Client whose KV adds
+	// WatchPrefix to every key (etcd's namespace package): a namespaced
+	// watcher would rewrite every event on a goroutine of its own per
+	// watch, where the Store cuts the prefix as it decodes the event.
+	Watcher     clientv3.Watcher
+	WatchPrefix string
 }
 
 // Store is storage.Interface over etcd v3. Every write is a transaction
@@ -48,6 +56,10 @@ type Config struct {
 type Store struct {
 	client   *clientv3.Client
 	resource schema.GroupResource
+	// watcher is what Watch and RequestProgress use, and watchPrefix
+	// what it adds to keys (Config.Watcher).
+	watcher     clientv3.Watcher
+	watchPrefix string
 	// watchMD is the outgoing gRPC metadata of every Watch and
 	// RequestProgress call. clientv3 multiplexes watches onto one gRPC
 	// stream per distinct metadata, and RequestProgress reaches only the
@@ -80,7 +92,11 @@ func New(cfg Config) *Store {
 		panic("etcd3: New needs a client")
 	}
 	metrics.Register()
-	s := &Store{client: cfg.Client, resource: cfg.Resource, progressKick: make(chan struct{})}
+	s := &Store{client: cfg.Client, resource: cfg.Resource, progressKick: make(chan struct{}),
+		watcher: cfg.Client.Watcher}
+	if cfg.Watcher != nil {
+		s.watcher, s.watchPrefix = cfg.Watcher, cfg.WatchPrefix
+	}
 	stream := cfg.WatchStream
 	if stream == "" {
 		stream = fmt.Sprintf("%p", s)

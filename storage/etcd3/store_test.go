@@ -9,6 +9,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/namespace"
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/storage"
@@ -60,6 +61,27 @@ func configMap(name string, labels map[string]string) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// TestStoreUnderPrefix runs the conformance suite on a Store whose
+// client's KV is namespaced and whose watches go through the unprefixed
+// client (Config.Watcher), as a logical cluster's are, with another
+// namespace's keys written alongside: the Store sees only its own keys,
+// with the prefix cut off.
+func TestStoreUnderPrefix(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storagetest.Fixture {
+		raw := etcd3test.Start(t)
+		ns := clientv3.NewCtxClient(context.Background())
+		ns.KV = namespace.NewKV(raw.KV, "/clusters/1")
+		ns.Watcher = namespace.NewWatcher(raw.Watcher, "/clusters/1")
+		// A neighbour with a key inside the Store's range, were the
+		// prefix not cut.
+		if _, err := raw.Put(context.Background(), "/clusters/2"+configMaps.Key("ns", "other"), "{}"); err != nil {
+			t.Fatal(err)
+		}
+		store := etcd3.New(etcd3.Config{Client: ns, Watcher: raw.Watcher, WatchPrefix: "/clusters/1"})
+		return storagetest.Fixture{Store: store, Keys: configMaps, Client: ns}
+	})
 }
 
 // TestRequestProgressReachesWatch proves Watch and RequestProgress share a

@@ -105,7 +105,7 @@ func (w *watcher) run() {
 	}
 	// Open the etcd watch before sending the snapshot, so that etcd
 	// holds revision startRev+1 on while a slow consumer takes it.
-	wch := w.store.client.Watch(w.store.streamContext(w.ctx), w.prefix, ops...)
+	wch := w.store.watcher.Watch(w.store.streamContext(w.ctx), w.store.watchPrefix+w.prefix, ops...)
 
 	for _, kv := range snapshot {
 		obj, err := objectFromKV(kv)
@@ -193,7 +193,7 @@ func (w *watcher) follow(wch clientv3.WatchChan, lastRev, delivered int64) {
 		case <-retryC:
 			// An error here means the stream is going away; the
 			// watch channel reports that.
-			_ = w.store.client.RequestProgress(w.store.streamContext(w.ctx))
+			_ = w.store.watcher.RequestProgress(w.store.streamContext(w.ctx))
 		case <-w.ctx.Done():
 			return
 		}
@@ -288,12 +288,12 @@ func (w *watcher) readSnapshot() ([]*mvccpb.KeyValue, int64, error) {
 // that stops matching is Deleted (carrying its previous content at the
 // event's revision).
 func (w *watcher) transform(e *clientv3.Event) (storage.Event, bool, error) {
-	key := string(e.Kv.Key)
+	key := w.key(e.Kv)
 	rev := e.Kv.ModRevision
 	var cur, prev *storage.Object
 	var err error
 	if e.PrevKv != nil {
-		if prev, err = objectFromKV(e.PrevKv); err != nil {
+		if prev, err = newObject(key, e.PrevKv.Value, e.PrevKv.ModRevision); err != nil {
 			return storage.Event{}, false, err
 		}
 	} else if !e.IsCreate() {
@@ -301,7 +301,7 @@ func (w *watcher) transform(e *clientv3.Event) (storage.Event, bool, error) {
 			fmt.Errorf("etcd3: watch event at revision %d has no previous value", rev))
 	}
 	if e.Type == clientv3.EventTypePut {
-		if cur, err = objectFromKV(e.Kv); err != nil {
+		if cur, err = newObject(key, e.Kv.Value, rev); err != nil {
 			return storage.Event{}, false, err
 		}
 	}
@@ -331,6 +331,13 @@ func (w *watcher) transform(e *clientv3.Event) (storage.Event, bool, error) {
 		return storage.Event{Type: storage.Deleted, Object: gone, PrevObject: prev}, true, nil
 	}
 	return storage.Event{}, false, nil
+}
+
+// key is kv's key as the Store's callers name it: without the watch
+// prefix (Config.WatchPrefix). The event is not changed: the client hands
+// the same one to every watch of the range.
+func (w *watcher) key(kv *mvccpb.KeyValue) string {
+	return string(kv.Key[min(len(w.store.watchPrefix), len(kv.Key)):])
 }
 
 func (w *watcher) matches(data []byte) (bool, error) {
