@@ -324,9 +324,9 @@ func (e *Env) Stop() {
 // turns on, and the namespace and garbage-collector controllers).
 // Work delayed on purpose (a retry's back-off, a resync, a CronJob's
 // next time) is not waited for, nor are the simulated kubelet and
-// scheduler (WaitForKubelet, WaitForScheduler). Work queues are seen
-// process-wide, so a busy server in another test of the same process
-// makes this wait for it too. It fails the test if ctx ends first.
+// scheduler (WaitForKubelet, WaitForScheduler). Only this environment's
+// own work queues count: a busy environment in another test of the
+// process does not make it wait. It fails the test if ctx ends first.
 func (e *Env) WaitForControllers(ctx context.Context) {
 	e.t.Helper()
 	if err := e.Server.WaitForControllers(ctx); err != nil {

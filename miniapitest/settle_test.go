@@ -156,3 +156,51 @@ func TestSettleAndWaitFor(t *testing.T) {
 		}
 	}
 }
+
+// TestSettleIgnoresOtherClusters: Settle in one logical cluster waits
+// for its own controllers' work queues, not for those of another
+// cluster of the process kept busy meanwhile (namespaces created every
+// few milliseconds, each giving its controllers work). Counted by
+// queue name across the process, as client-go's metrics count them,
+// this Settle never returned while the other cluster was busy.
+func TestSettleIgnoresOtherClusters(t *testing.T) {
+	env := miniapitest.Start(t, miniapitest.WithControllers("*"))
+	busy := miniapitest.Start(t, miniapitest.WithControllers("*"))
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	busyClient := kubernetes.NewForConfigOrDie(busy.Config)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	churn, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; churn.Err() == nil; i++ {
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("busy-%d", i)}}
+			if _, err := busyClient.CoreV1().Namespaces().Create(churn, ns, metav1.CreateOptions{}); err != nil && churn.Err() == nil {
+				t.Errorf("create namespace in the busy cluster: %v", err)
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	defer func() {
+		stop()
+		<-done
+	}()
+
+	for i := range 10 {
+		name := fmt.Sprintf("settle-%d", i)
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
+		env.Settle(sctx) // fails the test if the cluster does not settle
+		scancel()
+		// Settled means its own controllers are done: the namespace's
+		// ServiceAccount exists, read without polling.
+		if _, err := cs.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{}); err != nil {
+			t.Fatalf("after Settle, namespace %s has no default ServiceAccount: %v", name, err)
+		}
+	}
+}

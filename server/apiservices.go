@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/miniapi/miniapi/internal/workqueues"
 	"net/url"
 	"sync"
 
@@ -69,6 +70,8 @@ func (s *Server) startAPIServices(ctx context.Context, local []schema.GroupVersi
 	slices := endpointSliceInformer{discoveryinformers.NewEndpointSliceInformer(kube, metav1.NamespaceAll, 0, cache.Indexers{})}
 
 	client := aggregator.ApiregistrationV1()
+	owned := workqueues.Own(&s.queues)
+	defer owned()
 	autoRegistration := autoregister.NewAutoRegisterController(apiServices, client)
 	for _, gv := range local {
 		if as := builtin.LocalAPIService(gv); as != nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"github.com/miniapi/miniapi/internal/workqueues"
 
 	"github.com/miniapi/miniapi/cluster"
 )
@@ -20,12 +21,14 @@ func (s *Server) startCluster(ctx, bg context.Context, cfg Config) error {
 		return err
 	}
 	core := s.informers.Core().V1()
+	owned := workqueues.Own(&s.queues)
 	c, err := cluster.New(cluster.Config{
 		Client: client, Pods: core.Pods(), Nodes: core.Nodes(),
 		NodeCount: cfg.Nodes, Scheduler: cfg.Scheduler, Kubelet: cfg.Kubelet,
 		CompleteAfter: cfg.PodCompleteAfter,
 		Logger:        s.log.With("component", "cluster"),
 	})
+	owned()
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"github.com/miniapi/miniapi/internal/workqueues"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -93,6 +94,10 @@ type kubeControllers struct {
 	// controller built against a server going away fails after making
 	// work queues only its Run would shut down.
 	built chan struct{}
+	// queues counts the server's work queues: a controller built after
+	// the others (resourcequota) makes its queues in a workqueues.Own
+	// call of its own.
+	queues *workqueues.Owner
 }
 
 // kubeControllerFunc builds one controller and returns what runs it until
@@ -159,6 +164,7 @@ func (s *Server) startKubeControllers(ctx context.Context, sel controllers.Selec
 		cfg:              kubeControllerDefaults(),
 		rootCA:           s.sec.servingCA,
 		informersStarted: make(chan struct{}),
+		queues:           &s.queues,
 	}
 	s.kubeControllers = k
 	k.built = make(chan struct{})
@@ -177,7 +183,9 @@ func (s *Server) startKubeControllers(ctx context.Context, sel controllers.Selec
 			// Each controller logs under its name, as in
 			// kube-controller-manager.
 			cctx := klog.NewContext(ctx, klog.LoggerWithName(klog.Background(), name))
+			owned := workqueues.Own(&s.queues)
 			run, err := build(cctx, k)
+			owned()
 			if err != nil {
 				s.log.Error("server: a controller cannot run", "controller", name, "err", err)
 				continue
@@ -453,7 +461,10 @@ func newResourceQuotaController(ctx context.Context, k *kubeControllers) (func(c
 		var c *resourcequota.Controller
 		for {
 			var err error
-			if c, err = resourcequota.NewController(ctx, opts); err == nil {
+			owned := workqueues.Own(k.queues)
+			c, err = resourcequota.NewController(ctx, opts)
+			owned()
+			if err == nil {
 				break
 			}
 			klog.FromContext(ctx).Error(err, "Cannot start the resource quota controller yet; retrying")

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/miniapi/miniapi/internal/workqueues"
 	"net"
 	"net/http"
 	"os"
@@ -196,7 +197,9 @@ func (s *Server) startSecurity(ctx, bg context.Context, sec *security) error {
 	if sec.rbac == nil {
 		return nil // plain HTTP: everything is allowed
 	}
+	owned := workqueues.Own(&s.queues)
 	aggregation := auth.NewClusterRoleAggregation(sec.rbac.clusterRoles, sec.client.RbacV1())
+	owned()
 	for _, inf := range sec.rbac.all() {
 		s.background.Go(func() { inf.RunWithContext(bg) })
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/miniapi/miniapi/internal/workqueues"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -226,6 +227,9 @@ type Server struct {
 	// controllers are our own built-in controllers (namespace, garbage
 	// collector), for WaitForControllers.
 	controllers []controllers.Controller
+	// queues counts the work queues the server's components create, for
+	// WaitForControllers: they are built in workqueues.Own calls.
+	queues workqueues.Owner
 	// faults injects the faults tests ask for; with no rules it costs
 	// one atomic load per request.
 	faults *faults.Injector
@@ -426,7 +430,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
+		owned := workqueues.Own(&s.queues)
 		s.flowControl = newFlowControl(client, readOnly+mutating, s.objects.stats)
+		owned()
 	}
 	if s.audit, err = newAuditing(cfg.Audit); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/miniapi/miniapi/internal/workqueues"
 	"net"
 	"strconv"
 	"sync"
@@ -133,7 +134,10 @@ func (s *Server) startServices(ctx context.Context, svcs *builtin.Services, cfg 
 		defer svcs.Destroy()
 		// Blocks until the default ServiceCIDR exists.
 		defaultservicecidr.NewController(cidr, net.IPNet{}, client).Start(ctx)
-		if err := svcs.Start(ctx, client.NetworkingV1(), serviceCIDRs, ipAddresses); err != nil {
+		owned := workqueues.Own(&s.queues)
+		err := svcs.Start(ctx, client.NetworkingV1(), serviceCIDRs, ipAddresses)
+		owned()
+		if err != nil {
 			if ctx.Err() == nil { // not a shutdown during start-up
 				s.log.Error("server: Services cannot be allocated addresses", "err", err)
 			}

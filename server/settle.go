@@ -10,12 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/component-base/metrics/legacyregistry"
 
 	"github.com/miniapi/miniapi/registry"
 )
@@ -27,13 +25,13 @@ const settlePoll = 10 * time.Millisecond
 // have caught up with the writes it has answered: ours (namespace,
 // garbage collector) have been told of every write and have nothing
 // ready to do, kube-controller-manager's are built, their informers'
-// handlers have been called with every write, and every work queue in
-// the process is empty with no key being worked on; all of it twice in
-// a row, settlePoll apart, with no write in between. Work delayed on
-// purpose (a retry's back-off, a Job's activeDeadline, a resync) is not
-// waited for. Work queues are counted through their process-wide
-// metrics, so another server's busy controllers in the same process
-// delay the answer too.
+// handlers have been called with every write, and every work queue the
+// server's components made is empty with no key being worked on; all
+// of it twice in a row, settlePoll apart, with no write in between.
+// Work delayed on purpose (a retry's back-off, a Job's activeDeadline, a
+// resync) is not waited for. Other servers of the process (logical
+// clusters) and their controllers do not delay the answer: each counts
+// its own queues (package workqueues).
 func (s *Server) WaitForControllers(ctx context.Context) error {
 	return s.settle(ctx, false)
 }
@@ -134,99 +132,9 @@ func (s *Server) settleState() (settleState, bool) {
 		st.handlerCalls = calls
 		ok = ok && caught
 	}
-	adds, idle := workQueuesIdle()
+	adds, idle := s.queues.Idle()
 	st.queueAdds = adds
 	return st, ok && idle
-}
-
-// staleQueue is how long a work queue may show the same unfinished
-// work before it counts as left behind: queue metrics are process-wide
-// and keyed by the queue's name, and a server stopped with keys queued
-// or in hand leaves them unbalanced for good.
-const staleQueue = time.Second
-
-// queueState is one queue name's unfinished work as its metrics show it.
-type queueState struct {
-	depth      float64
-	unfinished uint64 // keys handed out and not yet done
-}
-
-// queueWatch remembers what each queue name last showed, and since when.
-type queueWatch struct {
-	mu    sync.Mutex
-	last  map[string]queueState
-	since map[string]time.Time
-}
-
-var workQueues = &queueWatch{last: map[string]queueState{}, since: map[string]time.Time{}}
-
-// workQueuesIdle reports whether every client-go work queue in the
-// process is idle (no key waiting or being worked on; keys delayed for
-// later are not counted), from the queues' metrics, and how many keys
-// they have been given so far. kube's controllers make their queues
-// themselves; their metrics are the one view into them. Unfinished work
-// that has not changed for staleQueue is taken for a stopped server's.
-func workQueuesIdle() (adds uint64, idle bool) {
-	families, err := legacyregistry.DefaultGatherer.Gather()
-	if err != nil {
-		return 0, false
-	}
-	state := map[string]queueState{}
-	gets, dones := map[string]uint64{}, map[string]uint64{}
-	for _, f := range families {
-		switch f.GetName() {
-		case "workqueue_depth":
-			for _, m := range f.GetMetric() {
-				st := state[queueName(m)]
-				st.depth += m.GetGauge().GetValue()
-				state[queueName(m)] = st
-			}
-		case "workqueue_adds_total":
-			for _, m := range f.GetMetric() {
-				adds += uint64(m.GetCounter().GetValue())
-			}
-		case "workqueue_queue_duration_seconds", "workqueue_work_duration_seconds":
-			// One observation per key handed out, and one per key done.
-			into := gets
-			if f.GetName() == "workqueue_work_duration_seconds" {
-				into = dones
-			}
-			for _, m := range f.GetMetric() {
-				into[queueName(m)] += m.GetHistogram().GetSampleCount()
-			}
-		}
-	}
-	for name, n := range gets {
-		st := state[name]
-		st.unfinished = n - min(n, dones[name])
-		state[name] = st
-	}
-	return adds, workQueues.idle(state, time.Now())
-}
-
-// idle reports whether no queue shows fresh unfinished work.
-func (q *queueWatch) idle(state map[string]queueState, now time.Time) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	idle := true
-	for name, st := range state {
-		if st != q.last[name] {
-			q.last[name], q.since[name] = st, now
-		}
-		if (st.depth != 0 || st.unfinished != 0) && now.Sub(q.since[name]) < staleQueue {
-			idle = false
-		}
-	}
-	return idle
-}
-
-func queueName(m *dto.Metric) string {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == "name" {
-			return l.GetValue()
-		}
-	}
-	return ""
 }
 
 // trackedInformer is a shared informer whose event handlers are watched,

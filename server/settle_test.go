@@ -1,32 +1,48 @@
 package server
 
 import (
+	"context"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/miniapi/miniapi/internal/workqueues"
 )
 
-// TestQueueWatchStale checks how WaitForControllers reads work queues'
-// process-wide metrics: unfinished work counts until it has shown the
-// same for staleQueue (a stopped server's leftovers), and counts again
-// as soon as it changes.
-func TestQueueWatchStale(t *testing.T) {
-	q := &queueWatch{last: map[string]queueState{}, since: map[string]time.Time{}}
-	t0 := time.Unix(1000, 0)
-	busy := map[string]queueState{"deployment": {depth: 1}}
-	if q.idle(busy, t0) {
-		t.Fatal("a queue with a key waiting is idle")
+// TestEveryQueueOwned: every work queue a server with every controller,
+// nodes, the scheduler and the kubelet makes is counted as the server's,
+// so WaitForControllers sees all its work, and none of another server's.
+// A queue made outside workqueues.Own (a kube upgrade moving one) fails
+// it.
+func TestEveryQueueOwned(t *testing.T) {
+	if !workqueues.Installed() {
+		t.Fatal("client-go's work queues do not report to package workqueues: package initialization order changed")
 	}
-	if q.idle(busy, t0.Add(staleQueue/2)) {
-		t.Fatal("unchanged for less than staleQueue, yet idle")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := Start(ctx, Config{
+		Listen: "127.0.0.1:0", DataDir: t.TempDir(), UnsafeNoFsync: true, CertDir: t.TempDir(),
+		Nodes: 1, Scheduler: true, Kubelet: true,
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !q.idle(busy, t0.Add(staleQueue)) {
-		t.Fatal("unchanged for staleQueue, yet not taken for left behind")
+	defer s.Shutdown(context.Background())
+	// The resource quota controller is built last, once it has read
+	// discovery.
+	for !slices.Contains(s.queues.Queues(), "resourcequota_primary") {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the resource quota controller's queue never came; the server's queues: %q", s.queues.Queues())
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
-	moved := map[string]queueState{"deployment": {depth: 1, unfinished: 1}}
-	if q.idle(moved, t0.Add(staleQueue+time.Millisecond)) {
-		t.Fatal("a queue whose work changed is idle")
+	if got := workqueues.Unowned(); len(got) > 0 {
+		t.Fatalf("queues made outside workqueues.Own: %q", got)
 	}
-	if !q.idle(map[string]queueState{"deployment": {}}, t0.Add(staleQueue+2*time.Millisecond)) {
-		t.Fatal("an empty queue is not idle")
+	for _, want := range []string{"deployment", "autoregister", "priority_and_fairness_config_queue", "ClusterRoleAggregator", "scheduler"} {
+		if !slices.Contains(s.queues.Queues(), want) {
+			t.Errorf("queue %q is not the server's; its queues: %q", want, s.queues.Queues())
+		}
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/miniapi/miniapi/internal/workqueues"
 	"net/url"
 
 	"github.com/miniapi/miniapi/admission"
@@ -76,6 +77,8 @@ func (s *Server) newAdmission(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("server: loopback client: %w", err)
 	}
+	owned := workqueues.Own(&s.queues)
+	defer owned()
 	chain, err := admission.New(admission.Config{
 		Registry:        s.reg,
 		Client:          s.sec.client,
