@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"github.com/miniapi/miniapi/internal/workqueues"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -461,8 +462,13 @@ func newResourceQuotaController(ctx context.Context, k *kubeControllers) (func(c
 		var c *resourcequota.Controller
 		for {
 			var err error
+			// Discovery is a request to the server: made before the
+			// queues' window, which is process-wide, and handed in.
+			resources, derr := discover()
+			withResources := *opts
+			withResources.DiscoveryFunc = func() ([]*metav1.APIResourceList, error) { return resources, derr }
 			owned := workqueues.Own(k.queues)
-			c, err = resourcequota.NewController(ctx, opts)
+			c, err = resourcequota.NewController(ctx, &withResources)
 			owned()
 			if err == nil {
 				break
