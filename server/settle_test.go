@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/component-base/metrics/legacyregistry"
+
 	"github.com/miniapi/miniapi/internal/workqueues"
 )
 
@@ -44,5 +46,21 @@ func TestEveryQueueOwned(t *testing.T) {
 		if !slices.Contains(s.queues.Queues(), want) {
 			t.Errorf("queue %q is not the server's; its queues: %q", want, s.queues.Queues())
 		}
+	}
+	// /metrics still serves kube's work-queue metrics.
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				found = found || f.GetName() == "workqueue_adds_total" && l.GetName() == "name" && l.GetValue() == "deployment"
+			}
+		}
+	}
+	if !found {
+		t.Error("no workqueue_adds_total{name=\"deployment\"} in the metrics")
 	}
 }

@@ -31,40 +31,38 @@ import (
 
 // The metrics component-base's provider serves, under the same names.
 var (
-	depth = k8smetrics.NewGaugeVec(&k8smetrics.GaugeOpts{
-		Subsystem: "workqueue", Name: "depth", StabilityLevel: k8smetrics.BETA,
-		Help: "Current depth of workqueue",
-	}, []string{"name"})
-	adds = k8smetrics.NewCounterVec(&k8smetrics.CounterOpts{
-		Subsystem: "workqueue", Name: "adds_total", StabilityLevel: k8smetrics.BETA,
-		Help: "Total number of adds handled by workqueue",
-	}, []string{"name"})
-	latency = k8smetrics.NewHistogramVec(&k8smetrics.HistogramOpts{
-		Subsystem: "workqueue", Name: "queue_duration_seconds", StabilityLevel: k8smetrics.BETA,
-		Help:    "How long in seconds an item stays in workqueue before being requested.",
-		Buckets: k8smetrics.ExponentialBuckets(10e-9, 10, 10),
-	}, []string{"name"})
-	workDuration = k8smetrics.NewHistogramVec(&k8smetrics.HistogramOpts{
-		Subsystem: "workqueue", Name: "work_duration_seconds", StabilityLevel: k8smetrics.BETA,
-		Help:    "How long in seconds processing an item from workqueue takes.",
-		Buckets: k8smetrics.ExponentialBuckets(10e-9, 10, 10),
-	}, []string{"name"})
-	unfinished = k8smetrics.NewGaugeVec(&k8smetrics.GaugeOpts{
-		Subsystem: "workqueue", Name: "unfinished_work_seconds", StabilityLevel: k8smetrics.BETA,
-		Help: "How many seconds of work has done that is in progress and hasn't been observed by work_duration. " +
-			"Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
-	}, []string{"name"})
-	longestRunning = k8smetrics.NewGaugeVec(&k8smetrics.GaugeOpts{
-		Subsystem: "workqueue", Name: "longest_running_processor_seconds", StabilityLevel: k8smetrics.BETA,
-		Help: "How many seconds has the longest running processor for workqueue been running.",
-	}, []string{"name"})
-	retries = k8smetrics.NewCounterVec(&k8smetrics.CounterOpts{
-		Subsystem: "workqueue", Name: "retries_total", StabilityLevel: k8smetrics.BETA,
-		Help: "Total number of retries handled by workqueue",
-	}, []string{"name"})
+	depth        = gaugeVec("depth", "Current depth of workqueue")
+	adds         = counterVec("adds_total", "Total number of adds handled by workqueue")
+	latency      = histogramVec("queue_duration_seconds", "How long in seconds an item stays in workqueue before being requested.")
+	workDuration = histogramVec("work_duration_seconds", "How long in seconds processing an item from workqueue takes.")
+	unfinished   = gaugeVec("unfinished_work_seconds", "How many seconds of work has done that is in progress and hasn't been observed by work_duration. "+
+		"Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.")
+	longestRunning = gaugeVec("longest_running_processor_seconds", "How many seconds has the longest running processor for workqueue been running.")
+	retries        = counterVec("retries_total", "Total number of retries handled by workqueue")
 
 	registerOnce sync.Once
 )
+
+// gaugeVec, counterVec and histogramVec define a work-queue metric as
+// component-base does: subsystem workqueue, BETA, labelled by queue name.
+func gaugeVec(name, help string) *k8smetrics.GaugeVec {
+	return k8smetrics.NewGaugeVec(&k8smetrics.GaugeOpts{
+		Subsystem: "workqueue", Name: name, Help: help, StabilityLevel: k8smetrics.BETA,
+	}, []string{"name"})
+}
+
+func counterVec(name, help string) *k8smetrics.CounterVec {
+	return k8smetrics.NewCounterVec(&k8smetrics.CounterOpts{
+		Subsystem: "workqueue", Name: name, Help: help, StabilityLevel: k8smetrics.BETA,
+	}, []string{"name"})
+}
+
+func histogramVec(name, help string) *k8smetrics.HistogramVec {
+	return k8smetrics.NewHistogramVec(&k8smetrics.HistogramOpts{
+		Subsystem: "workqueue", Name: name, Help: help, StabilityLevel: k8smetrics.BETA,
+		Buckets: k8smetrics.ExponentialBuckets(10e-9, 10, 10),
+	}, []string{"name"})
+}
 
 func register() {
 	registerOnce.Do(func() {

@@ -150,38 +150,11 @@ func TestRequestProgressPerStore(t *testing.T) {
 	client := etcd3test.Start(t)
 	a := etcd3.New(etcd3.Config{Client: client})
 	b := etcd3.New(etcd3.Config{Client: client})
-	wa, err := a.Watch(ctx, configMaps.Prefix(), storage.WatchOptions{ResourceVersion: "0", ProgressNotify: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wa.Stop()
-	wb, err := b.Watch(ctx, "/registry/core/secrets/", storage.WatchOptions{ResourceVersion: "0", ProgressNotify: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wb.Stop()
-	put, err := client.Put(ctx, "/elsewhere", "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.RequestProgress(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if ev := next(t, wb); ev.Type != storage.Bookmark || ev.Object.Revision != put.Header.Revision {
-		t.Fatalf("store b's watch got %v, want a bookmark at %d", ev.Type, put.Header.Revision)
-	}
-	put, err = client.Put(ctx, "/elsewhere", "y")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.RequestProgress(ctx); err != nil {
-		t.Fatal(err)
-	}
+	wa, wb := watchTwo(ctx, t, a, b)
+	progressTo(ctx, t, client, b, wb)
 	// Had b's request reached a's stream, a's first event would be a
 	// bookmark at b's revision.
-	if ev := next(t, wa); ev.Type != storage.Bookmark || ev.Object.Revision != put.Header.Revision {
-		t.Fatalf("store a's watch got %v, want a bookmark at %d", ev.Type, put.Header.Revision)
-	}
+	progressTo(ctx, t, client, a, wa)
 }
 
 // TestSharedWatchStream: Stores given one WatchStream watch on one
@@ -192,29 +165,12 @@ func TestSharedWatchStream(t *testing.T) {
 	client := etcd3test.Start(t)
 	a := etcd3.New(etcd3.Config{Client: client, WatchStream: "server"})
 	b := etcd3.New(etcd3.Config{Client: client, WatchStream: "server"})
-	wa, err := a.Watch(ctx, configMaps.Prefix(), storage.WatchOptions{ResourceVersion: "0", ProgressNotify: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wa.Stop()
-	wb, err := b.Watch(ctx, "/registry/core/secrets/", storage.WatchOptions{ResourceVersion: "0", ProgressNotify: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wb.Stop()
+	wa, wb := watchTwo(ctx, t, a, b)
 	// a's own request first: once it is answered, a's watch is on the
 	// stream and synced, so b's request covers it.
-	put, err := client.Put(ctx, "/elsewhere", "x")
+	progressTo(ctx, t, client, a, wa)
+	put, err := client.Put(ctx, "/elsewhere", "y")
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.RequestProgress(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if ev := next(t, wa); ev.Type != storage.Bookmark || ev.Object.Revision != put.Header.Revision {
-		t.Fatalf("store a's watch got %v, want a bookmark at %d", ev.Type, put.Header.Revision)
-	}
-	if put, err = client.Put(ctx, "/elsewhere", "y"); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.RequestProgress(ctx); err != nil {
@@ -251,6 +207,40 @@ func TestSharedWatchStream(t *testing.T) {
 		case <-timeout:
 			return
 		}
+	}
+}
+
+// watchTwo watches ConfigMaps through a and Secrets through b, both
+// asking for progress notifications, until the test ends.
+func watchTwo(ctx context.Context, t *testing.T, a, b *etcd3.Store) (wa, wb storage.Watcher) {
+	t.Helper()
+	opts := storage.WatchOptions{ResourceVersion: "0", ProgressNotify: true}
+	wa, err := a.Watch(ctx, configMaps.Prefix(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(wa.Stop)
+	wb, err = b.Watch(ctx, "/registry/core/secrets/", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(wb.Stop)
+	return wa, wb
+}
+
+// progressTo writes a key elsewhere, asks s for progress, and checks
+// that w's next event is a bookmark at the write's revision.
+func progressTo(ctx context.Context, t *testing.T, client *clientv3.Client, s *etcd3.Store, w storage.Watcher) {
+	t.Helper()
+	put, err := client.Put(ctx, "/elsewhere", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RequestProgress(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, w); ev.Type != storage.Bookmark || ev.Object.Revision != put.Header.Revision {
+		t.Fatalf("watch got %v, want a bookmark at %d", ev.Type, put.Header.Revision)
 	}
 }
 
