@@ -12,13 +12,9 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apiextensionsinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions/apiextensions/v1"
 	apiextensionslisters "k8s.io/apiextensions-apiserver/pkg/client/listers/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/util/proxy"
-	coreinformers "k8s.io/client-go/informers/core/v1"
-	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/transport"
 	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
@@ -60,14 +56,12 @@ func (s *Server) startAPIServices(ctx context.Context, local []schema.GroupVersi
 	if err != nil {
 		return fmt.Errorf("server: loopback client: %w", err)
 	}
-	kube, err := s.loopbackClient()
-	if err != nil {
-		return err
-	}
 	apiServices := apiServiceInformer{apiregistrationinformers.NewAPIServiceInformer(aggregator, 0, cache.Indexers{})}
 	crds := crdInformer{apiextensionsinformers.NewCustomResourceDefinitionInformer(crdClient, 0, cache.Indexers{})}
-	services := serviceInformer{coreinformers.NewServiceInformer(kube, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})}
-	slices := endpointSliceInformer{discoveryinformers.NewEndpointSliceInformer(kube, metav1.NamespaceAll, 0, cache.Indexers{})}
+	// Services and EndpointSlices: the server's shared informers, which
+	// the webhook resolver and the Service allocator read too.
+	services := s.informers.Core().V1().Services()
+	slices := s.informers.Discovery().V1().EndpointSlices()
 
 	client := aggregator.ApiregistrationV1()
 	owned := workqueues.Own(&s.queues)
@@ -90,7 +84,7 @@ func (s *Server) startAPIServices(ctx context.Context, local []schema.GroupVersi
 		return err
 	}
 
-	for _, inf := range []cache.SharedIndexInformer{apiServices.inf, crds.inf, services.inf, slices.inf} {
+	for _, inf := range []cache.SharedIndexInformer{apiServices.inf, crds.inf} {
 		s.background.Go(func() { inf.RunWithContext(ctx) })
 	}
 	s.background.Go(func() {
@@ -141,9 +135,8 @@ func (r clusterIPResolver) ResolveEndpoint(ns, name string, port int32) (*url.UR
 // The informers kube's APIService controllers take, over informers of
 // their own (see serviceInformer).
 type (
-	apiServiceInformer    struct{ inf cache.SharedIndexInformer }
-	crdInformer           struct{ inf cache.SharedIndexInformer }
-	endpointSliceInformer struct{ inf cache.SharedIndexInformer }
+	apiServiceInformer struct{ inf cache.SharedIndexInformer }
+	crdInformer        struct{ inf cache.SharedIndexInformer }
 )
 
 func (i apiServiceInformer) Informer() cache.SharedIndexInformer { return i.inf }
@@ -153,8 +146,4 @@ func (i apiServiceInformer) Lister() apiregistrationlisters.APIServiceLister {
 func (i crdInformer) Informer() cache.SharedIndexInformer { return i.inf }
 func (i crdInformer) Lister() apiextensionslisters.CustomResourceDefinitionLister {
 	return apiextensionslisters.NewCustomResourceDefinitionLister(i.inf.GetIndexer())
-}
-func (i endpointSliceInformer) Informer() cache.SharedIndexInformer { return i.inf }
-func (i endpointSliceInformer) Lister() discoverylisters.EndpointSliceLister {
-	return discoverylisters.NewEndpointSliceLister(i.inf.GetIndexer())
 }

@@ -15,10 +15,8 @@ import (
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
 	"github.com/miniapi/miniapi/storage/etcd3"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/discovery"
-	coreinformers "k8s.io/client-go/informers/core/v1"
 	networkinginformers "k8s.io/client-go/informers/networking/v1"
 	"k8s.io/client-go/kubernetes"
 	admissionregistrationv1client "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
@@ -36,7 +34,6 @@ import (
 	resourcev1client "k8s.io/client-go/kubernetes/typed/resource/v1"
 	schedulingv1client "k8s.io/client-go/kubernetes/typed/scheduling/v1"
 	storagev1client "k8s.io/client-go/kubernetes/typed/storage/v1"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	networkinglisters "k8s.io/client-go/listers/networking/v1"
 	"k8s.io/client-go/openapi"
 	"k8s.io/client-go/rest"
@@ -107,7 +104,9 @@ func (s *Server) startServices(ctx context.Context, svcs *builtin.Services, cfg 
 	}
 	serviceCIDRs := serviceCIDRInformer{networkinginformers.NewServiceCIDRInformer(client, 0, cache.Indexers{})}
 	ipAddresses := ipAddressInformer{networkinginformers.NewIPAddressInformer(client, 0, cache.Indexers{})}
-	services := serviceInformer{coreinformers.NewServiceInformer(client, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})}
+	// The server's shared informer, which the webhook resolver and the
+	// APIService controllers read too.
+	services := s.informers.Core().V1().Services()
 
 	serviceIP, err := netutils.GetIndexedIP(&cidr, 1)
 	if err != nil {
@@ -127,7 +126,7 @@ func (s *Server) startServices(ctx context.Context, svcs *builtin.Services, cfg 
 		PublicServicePort:  port,
 	}, client, services)
 
-	for _, inf := range []cache.SharedIndexInformer{serviceCIDRs.inf, ipAddresses.inf, services.inf} {
+	for _, inf := range []cache.SharedIndexInformer{serviceCIDRs.inf, ipAddresses.inf} {
 		s.background.Go(func() { inf.RunWithContext(ctx) })
 	}
 	s.background.Go(func() {
@@ -369,7 +368,6 @@ func (c *loopbackClient) NetworkingV1() networkingv1client.NetworkingV1Interface
 type (
 	serviceCIDRInformer struct{ inf cache.SharedIndexInformer }
 	ipAddressInformer   struct{ inf cache.SharedIndexInformer }
-	serviceInformer     struct{ inf cache.SharedIndexInformer }
 )
 
 func (i serviceCIDRInformer) Informer() cache.SharedIndexInformer { return i.inf }
@@ -379,8 +377,4 @@ func (i serviceCIDRInformer) Lister() networkinglisters.ServiceCIDRLister {
 func (i ipAddressInformer) Informer() cache.SharedIndexInformer { return i.inf }
 func (i ipAddressInformer) Lister() networkinglisters.IPAddressLister {
 	return networkinglisters.NewIPAddressLister(i.inf.GetIndexer())
-}
-func (i serviceInformer) Informer() cache.SharedIndexInformer { return i.inf }
-func (i serviceInformer) Lister() corelisters.ServiceLister {
-	return corelisters.NewServiceLister(i.inf.GetIndexer())
 }
