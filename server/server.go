@@ -605,8 +605,7 @@ func freshDataDir(cfg Config) bool {
 // watchers.
 func (s *Server) storageFactory(t *registry.Type, keys storage.ResourceKeys, attrs storage.AttrFunc) (storage.Interface, func() error, error) {
 	gr := schema.GroupResource{Group: t.Group, Resource: t.Plural}
-	// One watch stream for all the server's types, as kube-apiserver's.
-	ec := etcd3.Config{Client: s.client, Resource: gr, WatchStream: fmt.Sprintf("server-%p", s)}
+	ec := etcd3.Config{Client: s.client, Resource: gr}
 	if s.shared != nil {
 		// A logical cluster's Stores cut its namespace off watch events
 		// themselves: no goroutine per watch to do it.

@@ -30,15 +30,6 @@ type Config struct {
 	// its etcd request metrics and watch event counts; empty records
 	// none (a Store that is not one resource's).
 	Resource schema.GroupResource
-	// WatchStream names the gRPC watch stream the Store's watches and
-	// progress requests use. Stores given the same name share one stream,
-	// as kube-apiserver's resources share one: a stream costs etcd and
-	// the client several goroutines and buffers, so a server of 64 types
-	// that opens one per type pays for 64. etcd answers a progress request
-	// for every watch on the stream at once, so each Store's watches also
-	// see the progress others asked for (a Bookmark they can use). Empty
-	// gives the Store a stream of its own.
-	WatchStream string
 	// Watcher, when set, is what the Store watches through instead of
 	// Client's own, with WatchPrefix put before every key it watches and
 	// cut from every key it reports. It is for a Client whose KV adds
@@ -63,9 +54,9 @@ type Store struct {
 	// watchMD is the outgoing gRPC metadata of every Watch and
 	// RequestProgress call. clientv3 multiplexes watches onto one gRPC
 	// stream per distinct metadata, and RequestProgress reaches only the
-	// stream its ctx's metadata names, so one value keeps the Store's
-	// watches and its progress requests on one stream
-	// (Config.WatchStream).
+	// stream its ctx's metadata names, so giving each Store its own
+	// value keeps its watches and its progress requests on one stream
+	// (and leaves other Stores' streams alone).
 	watchMD metadata.MD
 
 	// progressMu protects progressWanted and progressKick.
@@ -97,13 +88,9 @@ func New(cfg Config) *Store {
 	if cfg.Watcher != nil {
 		s.watcher, s.watchPrefix = cfg.Watcher, cfg.WatchPrefix
 	}
-	stream := cfg.WatchStream
-	if stream == "" {
-		stream = fmt.Sprintf("%p", s)
-	}
 	s.watchMD = metadata.Pairs(
 		rpctypes.MetadataRequireLeaderKey, rpctypes.MetadataHasLeader,
-		watchStreamKey, stream,
+		watchStreamKey, fmt.Sprintf("%p", s),
 	)
 	return s
 }

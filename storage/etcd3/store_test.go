@@ -157,59 +157,6 @@ func TestRequestProgressPerStore(t *testing.T) {
 	progressTo(ctx, t, client, a, wa)
 }
 
-// TestSharedWatchStream: Stores given one WatchStream watch on one
-// stream, as a server's types do, so one Store's progress request
-// brings every watch on it up to date, the other Store's included.
-func TestSharedWatchStream(t *testing.T) {
-	ctx := testContext(t)
-	client := etcd3test.Start(t)
-	a := etcd3.New(etcd3.Config{Client: client, WatchStream: "server"})
-	b := etcd3.New(etcd3.Config{Client: client, WatchStream: "server"})
-	wa, wb := watchTwo(ctx, t, a, b)
-	// a's own request first: once it is answered, a's watch is on the
-	// stream and synced, so b's request covers it.
-	progressTo(ctx, t, client, a, wa)
-	put, err := client.Put(ctx, "/elsewhere", "y")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.RequestProgress(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range []storage.Watcher{wb, wa} {
-		ev := next(t, w)
-		for ev.Type == storage.Bookmark && ev.Object.Revision < put.Header.Revision {
-			ev = next(t, w) // b's bookmark from a's request
-		}
-		if ev.Type != storage.Bookmark || ev.Object.Revision != put.Header.Revision {
-			t.Fatalf("watch got %v at %d, want a bookmark at %d", ev.Type, ev.Object.Revision, put.Header.Revision)
-		}
-	}
-	// Events still reach only the watch of their own prefix.
-	created, err := a.Create(ctx, configMaps.Key("ns", "a"), configMap("a", nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := next(t, wa)
-	for ev.Type == storage.Bookmark {
-		ev = next(t, wa) // a late answer to a progress request
-	}
-	if ev.Type != storage.Added || ev.Object.Revision != created.Revision {
-		t.Fatalf("store a's watch got %v, want the create", ev.Type)
-	}
-	timeout := time.After(100 * time.Millisecond)
-	for {
-		select {
-		case ev := <-wb.ResultChan():
-			if ev.Type != storage.Bookmark {
-				t.Fatalf("store b's watch got %v at %d, want nothing", ev.Type, ev.Object.Revision)
-			}
-		case <-timeout:
-			return
-		}
-	}
-}
-
 // watchTwo watches ConfigMaps through a and Secrets through b, both
 // asking for progress notifications, until the test ends.
 func watchTwo(ctx context.Context, t *testing.T, a, b *etcd3.Store) (wa, wb storage.Watcher) {
