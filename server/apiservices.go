@@ -3,11 +3,11 @@ package server
 import (
 	"context"
 	"fmt"
-	"github.com/miniapi/miniapi/internal/workqueues"
 	"net/url"
 	"sync"
 
 	"github.com/miniapi/miniapi/builtin"
+	"github.com/miniapi/miniapi/internal/workqueues"
 	"github.com/miniapi/miniapi/registry"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apiextensionsinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions/apiextensions/v1"
@@ -133,7 +133,7 @@ func (r clusterIPResolver) ResolveEndpoint(ns, name string, port int32) (*url.UR
 }
 
 // The informers kube's APIService controllers take, over informers of
-// their own (see serviceInformer).
+// their own: the server's narrow factory serves neither type.
 type (
 	apiServiceInformer struct{ inf cache.SharedIndexInformer }
 	crdInformer        struct{ inf cache.SharedIndexInformer }

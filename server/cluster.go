@@ -2,9 +2,9 @@ package server
 
 import (
 	"context"
-	"github.com/miniapi/miniapi/internal/workqueues"
 
 	"github.com/miniapi/miniapi/cluster"
+	"github.com/miniapi/miniapi/internal/workqueues"
 )
 
 // startCluster registers the simulated nodes and runs, until bg ends,

@@ -2,16 +2,16 @@ package server
 
 import (
 	"context"
-	"github.com/miniapi/miniapi/internal/workqueues"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/miniapi/miniapi/admission"
 	"github.com/miniapi/miniapi/controllers"
+	"github.com/miniapi/miniapi/internal/workqueues"
 	"github.com/miniapi/miniapi/registry"
 	apiextensionsscheme "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/scheme"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	validatingpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/miniapi/miniapi/internal/workqueues"
 	"net"
 	"strconv"
 	"sync"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/endpoints"
+	"github.com/miniapi/miniapi/internal/workqueues"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
 	"github.com/miniapi/miniapi/storage/etcd3"

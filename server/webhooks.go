@@ -2,10 +2,10 @@ package server
 
 import (
 	"fmt"
-	"github.com/miniapi/miniapi/internal/workqueues"
 	"net/url"
 
 	"github.com/miniapi/miniapi/admission"
+	"github.com/miniapi/miniapi/internal/workqueues"
 	"github.com/miniapi/miniapi/registry"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apiserver/pkg/util/proxy"
