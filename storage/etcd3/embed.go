@@ -2,13 +2,12 @@ package etcd3
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"expvar"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net/url"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -32,14 +31,9 @@ import (
 const DefaultStartTimeout = 30 * time.Second
 
 // DefaultTickInterval is the embedded member's raft tick when
-// EmbeddedConfig.TickInterval is zero and Dir holds no member yet: etcd's
-// own default. See there for why it is not shorter.
+// EmbeddedConfig.TickInterval is zero: etcd's own default. See there for
+// why it is not shorter.
 const DefaultTickInterval = 100 * time.Millisecond
-
-// DefaultRestartTickInterval is the raft tick when TickInterval is zero
-// and Dir holds a member already: short, because a restarted member is
-// left to elect itself on its election timeout (see campaign).
-const DefaultRestartTickInterval = 10 * time.Millisecond
 
 // EmbeddedConfig configures an embedded single-member etcd.
 type EmbeddedConfig struct {
@@ -71,14 +65,12 @@ type EmbeddedConfig struct {
 	QuotaBackendBytes int64
 
 	// TickInterval is etcd's raft tick (its heartbeat interval); the
-	// election timeout is five ticks. Zero means DefaultTickInterval on
-	// a new Dir and DefaultRestartTickInterval on one that holds a
-	// member. Every tick wakes the process, idle or not: at 10ms ticks
-	// that alone kept ~1.4% of a core busy on a shared 2-CPU VM, at
-	// 100ms ~0.2%. A member left to itself becomes leader only after an
-	// election timeout, 1 to 5 ticks: up to 500ms at 100ms ticks. A new
-	// member does not wait (StartEmbedded has it campaign at once); a
-	// restarted one does, hence its shorter tick.
+	// election timeout is five ticks. Zero means DefaultTickInterval.
+	// Every tick wakes the process, idle or not: at 10ms ticks that
+	// alone kept ~1.4% of a core busy on a shared 2-CPU VM, at 100ms
+	// ~0.2%. A member left to itself becomes leader only after an
+	// election timeout, 1 to 5 ticks: up to 500ms at 100ms ticks;
+	// StartEmbedded has it campaign at once instead (see campaign).
 	TickInterval time.Duration
 
 	// LoopbackClient makes Client talk to the member over gRPC on the
@@ -210,14 +202,9 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	// The gateway dials the listen address, which is unknown with port 0;
 	// miniapi does not use etcd's HTTP/JSON gateway.
 	ec.EnableGRPCGateway = false
-	fresh := newMemberDir(cfg.Dir)
 	tick := cfg.TickInterval
-	switch {
-	case tick > 0:
-	case fresh:
+	if tick <= 0 {
 		tick = DefaultTickInterval
-	default:
-		tick = DefaultRestartTickInterval
 	}
 	ec.TickMs = uint(max(tick.Milliseconds(), 1))
 	ec.ElectionMs = embeddedElectionTicks * ec.TickMs
@@ -251,9 +238,7 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	defer campaigning.Wait()
 	cctx, stopCampaign := context.WithCancel(ctx)
 	defer stopCampaign()
-	if fresh {
-		campaigning.Go(func() { campaign(cctx, e.Server) })
-	}
+	campaigning.Go(func() { campaign(cctx, e.Server) })
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
@@ -293,20 +278,8 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	return emb, nil
 }
 
-// newMemberDir reports whether dir holds no etcd member yet, so that
-// StartEmbedded bootstraps a new one there.
-func newMemberDir(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, "member"))
-	return errors.Is(err, fs.ErrNotExist)
-}
-
-// campaign makes a new single member elect itself now rather than after
-// its election timeout, until it has a leader or ctx ends. Only a new
-// one: on a restart raft may, until it has gone once through the
-// entries it replays, hold an applied index below what etcd has already
-// compacted from its in-memory log, and a MsgHup then makes raft scan
-// the compacted entries and panic (seen on a data directory of a few
-// hundred writes); raft's own election on its timeout comes after that. etcd has no call
+// campaign makes a single member elect itself now rather than after its
+// election timeout, until it has a leader or ctx ends. etcd has no call
 // for it; raft's own is a MsgHup stepped into the node, and the only
 // path in from outside etcdserver is Process, which raft accepts local
 // messages through when they come from one of its local threads
@@ -318,10 +291,26 @@ func newMemberDir(dir string) bool {
 // (a round through etcd's apply loop) would delay it. Should a later
 // raft drop the message, the member still elects itself on its timeout,
 // only later.
+//
+// A restarted member replays its log first, and until raft has gone
+// through the replayed entries a MsgHup makes it scan the committed
+// entries it has not applied for configuration changes, some of which
+// etcd may already have compacted from the in-memory log: raft panics
+// (seen on a data directory of a few hundred writes). So the message is
+// sent only once raft reports everything committed as applied
+// (replayed); nothing commits without a leader, so that stays true
+// until the member leads.
 func campaign(ctx context.Context, s *etcdserver.EtcdServer) {
 	for wait := time.Millisecond; s.Leader() == types.ID(raft.None); wait = min(2*wait, time.Second) {
-		to, from := uint64(s.MemberID()), raft.LocalAppendThread
-		_ = s.Process(ctx, &raftpb.Message{Type: raftpb.MsgHup.Enum(), To: &to, From: &from})
+		switch replayed(s.MemberID()) {
+		case replayDone:
+			to, from := uint64(s.MemberID()), raft.LocalAppendThread
+			_ = s.Process(ctx, &raftpb.Message{Type: raftpb.MsgHup.Enum(), To: &to, From: &from})
+		case replayUnknown:
+			return // left to raft's election timeout
+		case replayRunning:
+			wait = time.Millisecond // poll until the replay ends
+		}
 		select {
 		case <-time.After(wait):
 		case <-s.StoppingNotify():
@@ -330,6 +319,39 @@ func campaign(ctx context.Context, s *etcdserver.EtcdServer) {
 			return
 		}
 	}
+}
+
+// replayState says whether a member's raft has applied what it commits.
+type replayState int
+
+const (
+	replayDone replayState = iota
+	replayRunning
+	// replayUnknown: raft's status can not be read for this member.
+	replayUnknown
+)
+
+// replayed reads raft's status of member id. etcd publishes the status
+// of the raft node it started last in the process as the expvar
+// "raft.status" (the only way to it from outside etcdserver); when
+// another member has started since, id's status is unknown.
+func replayed(id types.ID) replayState {
+	v := expvar.Get("raft.status")
+	if v == nil {
+		return replayUnknown
+	}
+	var st struct {
+		ID      string `json:"id"`
+		Commit  uint64 `json:"commit"`
+		Applied uint64 `json:"applied"`
+	}
+	if err := json.Unmarshal([]byte(v.String()), &st); err != nil || st.ID != id.String() {
+		return replayUnknown
+	}
+	if st.Applied < st.Commit {
+		return replayRunning
+	}
+	return replayDone
 }
 
 // watchStreams is etcd's watch service as the in-process Client reaches
