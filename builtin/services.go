@@ -2,8 +2,10 @@ package builtin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/registry"
@@ -84,6 +86,10 @@ func (s *Services) build(ctx context.Context, client networkingclient.Networking
 	if err != nil {
 		return nil, fmt.Errorf("builtin: cluster IP allocator: %w", err)
 	}
+	if err := allocatorReady(ctx, ips); err != nil {
+		ips.Destroy()
+		return nil, err
+	}
 	ports, err := portallocator.New(s.cfg.NodePortRange, func(max int, rangeSpec string, offset int) (allocator.Interface, error) {
 		return newRangeStore(ctx, s.cfg.Ranges, s.cfg.RangesKey, allocator.NewAllocationMapWithOffset(max, rangeSpec, offset))
 	})
@@ -97,6 +103,28 @@ func (s *Services) build(ctx context.Context, client networkingclient.Networking
 		return nil, fmt.Errorf("builtin: service storage hooks: %w", err)
 	}
 	return rest, nil
+}
+
+// allocatorReady waits until kube's cluster IP allocator can allocate.
+// It builds the allocator of each ServiceCIDR from its informers on a
+// goroutine of its own, and until then refuses every Service "range is
+// full", though the default ServiceCIDR exists already: Services created
+// at once after a start were refused so. A dry run takes no address;
+// a full range means the allocator is built.
+func allocatorReady(ctx context.Context, ips *ipallocator.MetaAllocator) error {
+	// From 1 ms, doubling to 100 ms: it is built within milliseconds,
+	// unless its ServiceCIDR is not ready (then not before it is).
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		_, err := ips.DryRun().AllocateNext()
+		if err == nil || errors.Is(err, ipallocator.ErrFull) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("builtin: cluster IP allocator not ready: %w", ctx.Err())
+		case <-time.After(wait):
+		}
+	}
 }
 
 // primaryFamily is the cluster's primary IP family, its ClusterIP
