@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"google.golang.org/grpc/metadata"
 )
 
@@ -12,14 +13,13 @@ import (
 // repeats the progress request (Kubernetes' value).
 const progressRetryInterval = 100 * time.Millisecond
 
-// RequestProgress reads etcd's current revision R and asks for a progress
-// notification on this Store's watch stream: every watch of the Store
-// opened with ProgressNotify then soon delivers a Bookmark at R or later
-// (or events past R). It returns once the request is sent.
+// RequestProgress reads etcd's current revision R and has every watch of
+// the Store opened with ProgressNotify ask etcd for a progress
+// notification on its own stream: each soon delivers a Bookmark at R or
+// later (or events past R). It returns once the watches have been told.
 //
 // etcd answers a progress request only when every watch on the stream is
-// synced, and drops it otherwise (a request that arrives before a watch
-// exists does not cover it either), so each ProgressNotify watch that has
+// synced, and drops it otherwise, so each ProgressNotify watch that has
 // not yet reported R repeats the request every progressRetryInterval until
 // it has. etcd also withholds progress below a watch's start revision: a
 // watch that started at or after R is current already and sends the
@@ -36,9 +36,6 @@ func (s *Store) RequestProgress(ctx context.Context) error {
 		s.progressKick = make(chan struct{})
 	}
 	s.progressMu.Unlock()
-	if err := s.watcher.RequestProgress(s.streamContext(ctx)); err != nil {
-		return fmt.Errorf("etcd3: request progress: %w", err)
-	}
 	return nil
 }
 
@@ -50,9 +47,19 @@ func (s *Store) progressState() (wanted int64, kick <-chan struct{}) {
 	return s.progressWanted, s.progressKick
 }
 
-// streamContext gives ctx this Store's watch stream metadata, replacing
-// any outgoing metadata ctx had, so every Watch and RequestProgress of
-// the Store picks the same gRPC stream.
-func (s *Store) streamContext(ctx context.Context) context.Context {
-	return metadata.NewOutgoingContext(ctx, s.watchMD)
+// streamContext gives ctx the watch's own stream metadata, replacing any
+// outgoing metadata ctx had, so that its Watch and RequestProgress calls
+// pick one gRPC stream that no other watch uses. clientv3 multiplexes
+// watches onto one stream per distinct metadata, and etcd answers a
+// progress request for the whole stream, relying on every watch on it
+// being synced; but a watch created on a stream (from a past revision,
+// not synced yet) can still be handed an answer etcd queued before the
+// watch existed, since etcd sends its creation and that answer in either
+// order: the watch then reports progress past events it has not
+// delivered. kube-apiserver too keeps one watch per stream.
+func (w *watcher) streamContext(ctx context.Context) context.Context {
+	return metadata.NewOutgoingContext(ctx, metadata.Pairs(
+		rpctypes.MetadataRequireLeaderKey, rpctypes.MetadataHasLeader,
+		watchStreamKey, fmt.Sprintf("%p", w),
+	))
 }

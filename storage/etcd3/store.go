@@ -13,7 +13,6 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/storage/etcd3/metrics"
@@ -51,14 +50,6 @@ type Store struct {
 	// what it adds to keys (Config.Watcher).
 	watcher     clientv3.Watcher
 	watchPrefix string
-	// watchMD is the outgoing gRPC metadata of every Watch and
-	// RequestProgress call. clientv3 multiplexes watches onto one gRPC
-	// stream per distinct metadata, and RequestProgress reaches only the
-	// stream its ctx's metadata names, so giving each Store its own
-	// value keeps its watches and its progress requests on one stream
-	// (and leaves other Stores' streams alone).
-	watchMD metadata.MD
-
 	// progressMu protects progressWanted and progressKick.
 	progressMu sync.Mutex
 	// progressWanted is the highest revision RequestProgress has been
@@ -74,7 +65,8 @@ var (
 	_ storage.ProgressRequester = (*Store)(nil)
 )
 
-// watchStreamKey is the metadata key that names a Store's watch stream.
+// watchStreamKey is the metadata key that names a watch's gRPC stream
+// (see watcher.streamContext).
 const watchStreamKey = "miniapi-watch-stream"
 
 // New returns a Store over cfg.Client.
@@ -88,10 +80,6 @@ func New(cfg Config) *Store {
 	if cfg.Watcher != nil {
 		s.watcher, s.watchPrefix = cfg.Watcher, cfg.WatchPrefix
 	}
-	s.watchMD = metadata.Pairs(
-		rpctypes.MetadataRequireLeaderKey, rpctypes.MetadataHasLeader,
-		watchStreamKey, fmt.Sprintf("%p", s),
-	)
 	return s
 }
 

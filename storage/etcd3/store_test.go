@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -189,6 +191,87 @@ func progressTo(ctx context.Context, t *testing.T, client *clientv3.Client, s *e
 	if ev := next(t, w); ev.Type != storage.Bookmark || ev.Object.Revision != put.Header.Revision {
 		t.Fatalf("watch got %v, want a bookmark at %d", ev.Type, put.Header.Revision)
 	}
+}
+
+// TestRewatchDeliversEventsBeforeProgress re-opens a watch from a past
+// revision, as the cacher does after a watch error, while progress is
+// asked for all along (as consistent reads do):
+// the new watch must deliver the event it starts from before any
+// Bookmark at or past it. When a Store's watches shared one etcd
+// stream, etcd could hand the new watch a progress notification it had
+// queued for the old one before the new one existed (its creation and
+// that notification go out in either order), a Bookmark past an event
+// never delivered: the cache then skipped the event (another watch of
+// the Store keeping the stream open). Several Stores run
+// at once to make rounds cheap; each round waits for etcd's catch-up of
+// the new watch (up to 100 ms).
+func TestRewatchDeliversEventsBeforeProgress(t *testing.T) {
+	ctx := testContext(t)
+	client := etcd3test.Start(t)
+	const stores, rounds = 6, 20
+	var wg sync.WaitGroup
+	for i := range stores {
+		s := etcd3.New(etcd3.Config{Client: client})
+		prefix := fmt.Sprintf("/registry/kind%d/", i)
+		wg.Go(func() {
+			bctx, stop := context.WithCancel(ctx)
+			defer stop()
+			go func() {
+				for bctx.Err() == nil {
+					_ = s.RequestProgress(bctx)
+				}
+			}()
+			// Another watch of the Store, open all along, as a
+			// watch that bypasses the cache is.
+			other, err := s.Watch(ctx, prefix+"other/", storage.WatchOptions{ProgressNotify: true})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer other.Stop()
+			w, err := s.Watch(ctx, prefix, storage.WatchOptions{ProgressNotify: true})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for round := range rounds {
+				created, err := s.Create(ctx, fmt.Sprintf("%sns/%d", prefix, round), configMap(fmt.Sprint(round), nil))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				time.Sleep(time.Millisecond) // progress requests in flight
+				w.Stop()
+				w, err = s.Watch(ctx, prefix, storage.WatchOptions{ResourceVersion: fmt.Sprint(created.Revision - 1), ProgressNotify: true})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for {
+					var ev storage.Event
+					select {
+					case ev = <-w.ResultChan():
+					case <-time.After(10 * time.Second):
+						t.Errorf("%s round %d: no event", prefix, round)
+						return
+					}
+					if ev.Object == nil {
+						t.Errorf("%s round %d: %s %v", prefix, round, ev.Type, ev.Err)
+						return
+					}
+					if ev.Type == storage.Bookmark && ev.Object.Revision < created.Revision {
+						continue
+					}
+					if ev.Type != storage.Added || ev.Object.Revision != created.Revision {
+						t.Errorf("%s round %d: %s at %d before the create at %d", prefix, round, ev.Type, ev.Object.Revision, created.Revision)
+					}
+					break
+				}
+			}
+			w.Stop()
+		})
+	}
+	wg.Wait()
 }
 
 func next(t *testing.T, w storage.Watcher) storage.Event {

@@ -105,7 +105,7 @@ func (w *watcher) run() {
 	}
 	// Open the etcd watch before sending the snapshot, so that etcd
 	// holds revision startRev+1 on while a slow consumer takes it.
-	wch := w.store.watcher.Watch(w.store.streamContext(w.ctx), w.store.watchPrefix+w.prefix, ops...)
+	wch := w.store.watcher.Watch(w.streamContext(w.ctx), w.store.watchPrefix+w.prefix, ops...)
 
 	for _, kv := range snapshot {
 		obj, err := objectFromKV(kv)
@@ -137,13 +137,14 @@ func (w *watcher) run() {
 //
 // A ProgressNotify watch answers RequestProgress (a revision R the Store
 // wants its watches to report): if it is current through R already, it
-// sends a Bookmark at lastRev itself; otherwise it repeats etcd's progress
-// request every progressRetryInterval until etcd's notification or events
-// bring it past R, because etcd drops requests that arrive while any watch
-// on the stream is catching up or not yet created.
+// sends a Bookmark at lastRev itself; otherwise it asks etcd for progress
+// on its own stream, and again every progressRetryInterval until etcd's
+// notification or events bring it past R, because etcd drops requests
+// that arrive while the watch is catching up or not yet created.
 func (w *watcher) follow(wch clientv3.WatchChan, lastRev, delivered int64) {
 	var retry *time.Ticker
 	var retryC <-chan time.Time
+	var requested int64 // the highest wanted revision asked of etcd
 	defer func() {
 		if retry != nil {
 			retry.Stop()
@@ -163,6 +164,12 @@ func (w *watcher) follow(wch clientv3.WatchChan, lastRev, delivered int64) {
 					delivered = lastRev
 				} else {
 					behind = true
+					if wanted > requested {
+						// An error here means the stream is going
+						// away; the watch channel reports that.
+						_ = w.store.watcher.RequestProgress(w.streamContext(w.ctx))
+						requested = wanted
+					}
 				}
 			}
 		}
@@ -193,7 +200,7 @@ func (w *watcher) follow(wch clientv3.WatchChan, lastRev, delivered int64) {
 		case <-retryC:
 			// An error here means the stream is going away; the
 			// watch channel reports that.
-			_ = w.store.watcher.RequestProgress(w.store.streamContext(w.ctx))
+			_ = w.store.watcher.RequestProgress(w.streamContext(w.ctx))
 		case <-w.ctx.Done():
 			return
 		}
