@@ -49,6 +49,6 @@
 // encoding or sockets): BenchmarkEmbeddedClient measured, on 2 CPUs, a
 // 512-byte Put at ~45µs in-process vs ~127µs over loopback gRPC, a Get at
 // ~25µs vs ~96µs, and parallel Puts at ~30µs vs ~78µs per operation; a
-// fresh member is ready in ~50ms, a restart in ~15ms (both campaign at
-// once rather than wait out an election timeout).
+// fresh member is ready in ~50ms, a restart in ~15-30ms (both campaign
+// at once rather than wait out an election timeout).
 package etcd3
