@@ -6,8 +6,11 @@ import (
 	"errors"
 	"expvar"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -202,6 +205,7 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	// The gateway dials the listen address, which is unknown with port 0;
 	// miniapi does not use etcd's HTTP/JSON gateway.
 	ec.EnableGRPCGateway = false
+	fresh := newMemberDir(cfg.Dir)
 	tick := cfg.TickInterval
 	if tick <= 0 {
 		tick = DefaultTickInterval
@@ -238,7 +242,7 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	defer campaigning.Wait()
 	cctx, stopCampaign := context.WithCancel(ctx)
 	defer stopCampaign()
-	campaigning.Go(func() { campaign(cctx, e.Server) })
+	campaigning.Go(func() { campaign(cctx, e.Server, fresh) })
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
@@ -296,13 +300,19 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 // through the replayed entries a MsgHup makes it scan the committed
 // entries it has not applied for configuration changes, some of which
 // etcd may already have compacted from the in-memory log: raft panics
-// (seen on a data directory of a few hundred writes). So the message is
-// sent only once raft reports everything committed as applied
-// (replayed); nothing commits without a leader, so that stays true
-// until the member leads.
-func campaign(ctx context.Context, s *etcdserver.EtcdServer) {
+// (seen on a data directory of a few hundred writes). So a restarted
+// member (not fresh) sends the message only once raft reports everything
+// committed as applied (replayed); nothing commits without a leader, so
+// that stays true until the member leads. A new member has nothing to
+// replay, and campaigns without asking (raft's status can only be read
+// for the member started last in the process).
+func campaign(ctx context.Context, s *etcdserver.EtcdServer, fresh bool) {
 	for wait := time.Millisecond; s.Leader() == types.ID(raft.None); wait = min(2*wait, time.Second) {
-		switch replayed(s.MemberID()) {
+		state := replayDone
+		if !fresh {
+			state = replayed(s.MemberID())
+		}
+		switch state {
 		case replayDone:
 			to, from := uint64(s.MemberID()), raft.LocalAppendThread
 			_ = s.Process(ctx, &raftpb.Message{Type: raftpb.MsgHup.Enum(), To: &to, From: &from})
@@ -319,6 +329,13 @@ func campaign(ctx context.Context, s *etcdserver.EtcdServer) {
 			return
 		}
 	}
+}
+
+// newMemberDir reports whether dir holds no etcd member yet, so that
+// StartEmbedded bootstraps a new one there.
+func newMemberDir(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "member"))
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // replayState says whether a member's raft has applied what it commits.
