@@ -14,15 +14,11 @@ import (
 	"sync"
 	"time"
 
-	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"go.etcd.io/etcd/client/pkg/v3/types"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
-	"go.etcd.io/etcd/server/v3/etcdserver/api/v3rpc"
-	"go.etcd.io/etcd/server/v3/proxy/grpcproxy/adapter"
 	"go.etcd.io/etcd/server/v3/storage/wal"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -100,9 +96,9 @@ type Embedded struct {
 
 	etcd     *embed.Etcd
 	endpoint string
-	// watches are the in-process Client's watch streams; nil with
+	// watches are the in-process Client's watches; nil with
 	// LoopbackClient.
-	watches *watchStreams
+	watches *mvccWatcher
 }
 
 // Endpoint is the member's client URL (http://127.0.0.1:<port>), for
@@ -118,7 +114,7 @@ func (e *Embedded) Close() error {
 		err = e.Client.Close()
 	}
 	if e.watches != nil {
-		e.watches.close()
+		_ = e.watches.Close()
 	}
 	e.etcd.Close()
 	if err != nil && !errors.Is(err, context.Canceled) {
@@ -275,9 +271,8 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 		}
 	} else {
 		emb.Client = v3client.New(e.Server)
-		emb.watches = &watchStreams{WatchServer: v3rpc.NewWatchServer(e.Server)}
-		emb.Client.Watcher = blankContextWatcher{clientv3.NewWatchFromWatchClient(
-			adapter.WatchServerToWatchClient(emb.watches), emb.Client)}
+		emb.watches = newMVCCWatcher(e.Server)
+		emb.Client.Watcher = emb.watches
 	}
 	return emb, nil
 }
@@ -370,58 +365,3 @@ func replayed(id types.ID) replayState {
 	}
 	return replayDone
 }
-
-// watchStreams is etcd's watch service as the in-process Client reaches
-// it, counting the streams it serves. Each stream runs on a goroutine of
-// its own that Client.Close does not wait for; one still sending an
-// event (reading the event's previous value) when the member closes its
-// database crashes the process. close waits for them, as a gRPC server's
-// Stop does for the loopback client's.
-type watchStreams struct {
-	pb.WatchServer
-
-	// mu protects closed; running counts the streams being served.
-	mu      sync.Mutex
-	closed  bool
-	running sync.WaitGroup
-}
-
-// Watch serves one stream, unless the streams are closed.
-func (w *watchStreams) Watch(stream pb.Watch_WatchServer) error {
-	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		return rpctypes.ErrGRPCStopped
-	}
-	w.running.Add(1)
-	w.mu.Unlock()
-	defer w.running.Done()
-	return w.WatchServer.Watch(stream)
-}
-
-// close refuses new streams and waits for the running ones, which end
-// once their client's context does: call it after Client.Close.
-func (w *watchStreams) close() {
-	w.mu.Lock()
-	w.closed = true
-	w.mu.Unlock()
-	w.running.Wait()
-}
-
-// blankContextWatcher names a watch's context by a fixed string, as
-// v3client's own watcher does: the client formats the context to key its
-// streams, and formatting one with values races with their writers
-// (tracing data).
-type blankContextWatcher struct{ clientv3.Watcher }
-
-// Watch is the embedded Watcher's Watch, under a context that formats as
-// a fixed string.
-func (w blankContextWatcher) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
-	return w.Watcher.Watch(blankContext{ctx}, key, opts...)
-}
-
-// blankContext is a context whose String does not read its values.
-type blankContext struct{ context.Context }
-
-// String is the same for every context.
-func (blankContext) String() string { return "(blank context)" }

@@ -1,0 +1,177 @@
+package etcd3
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/etcdserver"
+	"go.etcd.io/etcd/server/v3/storage/mvcc"
+	"google.golang.org/grpc/metadata"
+)
+
+// mvccWatcher is the in-process Client's Watcher: each Watch is a watch
+// on the member's multi-version store itself, with a goroutine of its
+// own, where etcd's gRPC watch service behind the in-process adapter
+// costs seven goroutines a stream (the client's two, the adapter's two,
+// the service's send and receive loops, ours). It asks progress of one
+// watch by its ID, so an answer can only be that watch's: a stream-wide
+// answer queued before a watch existed can not reach it (see
+// watcher.streamContext). RequestProgress finds the watch by the stream
+// name in its ctx's metadata, which each Store watch has of its own.
+type mvccWatcher struct {
+	srv *etcdserver.EtcdServer
+
+	// mu protects closed and byStream; running counts the watches'
+	// goroutines, which close waits for: one still reading an event's
+	// previous value when the member closes its database crashes the
+	// process.
+	mu       sync.Mutex
+	closed   bool
+	byStream map[string]*mvccWatch
+	running  sync.WaitGroup
+	stop     chan struct{}
+}
+
+func newMVCCWatcher(srv *etcdserver.EtcdServer) *mvccWatcher {
+	return &mvccWatcher{srv: srv, byStream: map[string]*mvccWatch{}, stop: make(chan struct{})}
+}
+
+// mvccWatch is one running watch.
+type mvccWatch struct {
+	ws mvcc.WatchStream
+	id mvcc.WatchID
+}
+
+// errWatcherClosed ends watches of a closed member.
+var errWatcherClosed = errors.New("etcd3: the embedded member is closed")
+
+// Watch implements clientv3.Watcher for the options Store uses: a key or
+// a prefix, a start revision, previous values and progress notification.
+func (m *mvccWatcher) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
+	op := clientv3.OpGet(key, opts...)
+	out := make(chan clientv3.WatchResponse, 1)
+	m.mu.Lock()
+	if m.closed {
+		// A closed channel is what a closed client's watch gives.
+		m.mu.Unlock()
+		close(out)
+		return out
+	}
+	ws := m.srv.Watchable().NewWatchStream()
+	id, err := ws.Watch(ctx, clientv3.AutoWatchID, op.KeyBytes(), op.RangeBytes(), op.Rev())
+	if err != nil {
+		// Only an empty range or a taken ID fail here; Store asks
+		// for neither.
+		m.mu.Unlock()
+		ws.Close()
+		close(out)
+		return out
+	}
+	stream := streamName(ctx)
+	w := &mvccWatch{ws: ws, id: id}
+	if stream != "" {
+		m.byStream[stream] = w
+	}
+	m.running.Add(1)
+	m.mu.Unlock()
+	go m.run(ctx, w, stream, op.IsPrevKV(), out)
+	return out
+}
+
+// run forwards the watch's responses to out until ctx ends, the watch is
+// compacted away or the member closes.
+func (m *mvccWatcher) run(ctx context.Context, w *mvccWatch, stream string, prevKV bool, out chan<- clientv3.WatchResponse) {
+	defer m.running.Done()
+	defer close(out)
+	defer func() {
+		m.mu.Lock()
+		if m.byStream[stream] == w {
+			delete(m.byStream, stream)
+		}
+		m.mu.Unlock()
+		w.ws.Close()
+	}()
+	for {
+		var resp mvcc.WatchResponse
+		var ok bool
+		select {
+		case resp, ok = <-w.ws.Chan():
+			if !ok {
+				return
+			}
+		case <-ctx.Done():
+			return
+		case <-m.stop:
+			return
+		}
+		wr := clientv3.WatchResponse{Header: &pb.ResponseHeader{Revision: resp.Revision}, CompactRevision: resp.CompactRevision}
+		if resp.CompactRevision != 0 {
+			wr.Canceled = true
+		}
+		if len(resp.Events) > 0 {
+			wr.Events = make([]*clientv3.Event, len(resp.Events))
+			for i, e := range resp.Events {
+				// A new Event: etcd hands the same ones to every
+				// watch of the key.
+				ev := &mvccpb.Event{Type: e.Type, Kv: e.Kv, PrevKv: e.PrevKv}
+				if prevKV && !(e.Type == mvccpb.Event_PUT && e.Kv.CreateRevision == e.Kv.ModRevision) {
+					r, err := m.srv.KV().Range(ctx, e.Kv.Key, nil, mvcc.RangeOptions{Rev: e.Kv.ModRevision - 1})
+					if err == nil && len(r.KVs) != 0 {
+						ev.PrevKv = r.KVs[0]
+					}
+				}
+				wr.Events[i] = (*clientv3.Event)(ev)
+			}
+		}
+		select {
+		case out <- wr:
+		case <-ctx.Done():
+			return
+		case <-m.stop:
+			return
+		}
+		if wr.Canceled {
+			return
+		}
+	}
+}
+
+// RequestProgress asks for a progress notification on the watch the
+// stream name in ctx's metadata names; etcd sends it once that watch is
+// synced (and drops the request otherwise).
+func (m *mvccWatcher) RequestProgress(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return errWatcherClosed
+	}
+	if w := m.byStream[streamName(ctx)]; w != nil {
+		w.ws.RequestProgress(w.id)
+	}
+	return nil
+}
+
+// Close ends every watch and waits for their goroutines.
+func (m *mvccWatcher) Close() error {
+	m.mu.Lock()
+	if !m.closed {
+		m.closed = true
+		close(m.stop)
+	}
+	m.mu.Unlock()
+	m.running.Wait()
+	return nil
+}
+
+// streamName is the watch stream a ctx's outgoing metadata names.
+func streamName(ctx context.Context) string {
+	md, _ := metadata.FromOutgoingContext(ctx)
+	if v := md.Get(watchStreamKey); len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
