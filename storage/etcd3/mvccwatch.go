@@ -115,16 +115,15 @@ func (m *mvccWatcher) run(ctx context.Context, w *mvccWatch, stream string, prev
 		if len(resp.Events) > 0 {
 			wr.Events = make([]*clientv3.Event, len(resp.Events))
 			for i, e := range resp.Events {
-				// A new Event: etcd hands the same ones to every
-				// watch of the key.
-				ev := &mvccpb.Event{Type: e.Type, Kv: e.Kv, PrevKv: e.PrevKv}
 				if prevKV && !(e.Type == mvccpb.Event_PUT && e.Kv.CreateRevision == e.Kv.ModRevision) {
 					r, err := m.srv.KV().Range(ctx, e.Kv.Key, nil, mvcc.RangeOptions{Rev: e.Kv.ModRevision - 1})
 					if err == nil && len(r.KVs) != 0 {
-						ev.PrevKv = r.KVs[0]
+						// A new Event: etcd hands the same ones
+						// to every watch of the key.
+						e = &mvccpb.Event{Type: e.Type, Kv: e.Kv, PrevKv: r.KVs[0]}
 					}
 				}
-				wr.Events[i] = (*clientv3.Event)(ev)
+				wr.Events[i] = (*clientv3.Event)(e)
 			}
 		}
 		select {
