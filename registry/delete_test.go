@@ -113,12 +113,21 @@ func TestDeleteWithFinalizersMarksThenRemoves(t *testing.T) {
 	if marked.Metadata.DeletionTimestamp == nil || marked.Metadata.DeletionGracePeriodSeconds == nil || *marked.Metadata.DeletionGracePeriodSeconds != 0 {
 		t.Fatalf("not marked: %+v", marked.Metadata)
 	}
+	// kube's store bumps the generation when it first marks an object,
+	// as controllers filtering on generation changes rely on.
+	if marked.Metadata.Generation != created.Metadata.Generation+1 {
+		t.Fatalf("generation %d after the mark, want %d", marked.Metadata.Generation, created.Metadata.Generation+1)
+	}
 	if ev := nextEvent(t, w); ev.Type != storage.Modified || mustDecode(t, ev.Object).Metadata.DeletionTimestamp == nil {
 		t.Fatalf("first event %s, want MODIFIED with deletionTimestamp", ev.Type)
 	}
-	// Deleting again changes nothing.
-	if _, deleted, err := cms.Delete(ctx, "ns1", "held", DeleteOptions{}); err != nil || deleted {
+	// Deleting again changes nothing, the generation included.
+	again, deleted, err := cms.Delete(ctx, "ns1", "held", DeleteOptions{})
+	if err != nil || deleted {
 		t.Fatalf("second delete = %v, %v", deleted, err)
+	}
+	if g := mustDecode(t, again).Metadata.Generation; g != marked.Metadata.Generation {
+		t.Fatalf("generation %d after a second delete, want %d", g, marked.Metadata.Generation)
 	}
 
 	marked.Metadata.Finalizers = nil

@@ -373,6 +373,12 @@ func (s *Store) carryOverMeta(obj, old *api.Object, opts UpdateOptions) {
 	} else if opts.markDeleting && m.DeletionTimestamp == nil {
 		now := api.Now()
 		m.DeletionTimestamp = &now
+		// As kube's store marks an object its finalizers hold: the first
+		// mark bumps a generation the object has, so controllers whose
+		// watches pass only generation changes see the deletion.
+		if m.Generation > 0 {
+			m.Generation++
+		}
 		if h, ok := s.t.Strategy.(DeletionHolder); ok {
 			// As kube-apiserver's namespace storage: no grace period,
 			// and the strategy records the start (phase Terminating).
