@@ -19,23 +19,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// envtestFlags are the flags docs/admission.md tells users to start the
+// envtestFlags are the flags docs/testing.md tells users to start the
 // binary with for an envtest suite run with USE_EXISTING_CLUSTER=true.
 func envtestFlags(t *testing.T) []string {
 	t.Helper()
-	doc, err := os.ReadFile("../../docs/admission.md")
+	doc, err := os.ReadFile("../../docs/testing.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile("`miniapi (--controllers=namespace[^`]*)`").FindSubmatch(doc)
 	if m == nil {
-		t.Fatal("docs/admission.md shows no `miniapi --controllers=namespace ...` command for envtest suites")
+		t.Fatal("docs/testing.md shows no `miniapi --controllers=namespace ...` command for envtest suites")
 	}
 	return strings.Fields(string(m[1]))
 }
 
 // TestEnvtestExistingClusterDocFlags starts the binary with the flags
-// docs/admission.md gives for running an envtest suite against it and
+// docs/testing.md gives for running an envtest suite against it and
 // does what such suites do (kuberay's among them): create a Pod in a
 // namespace with no ServiceAccount, which envtest's kube-apiserver
 // admits because it runs without the ServiceAccount admission plugin,
