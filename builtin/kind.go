@@ -101,17 +101,18 @@ func metadataAttrs(k *kind) storage.AttrFunc {
 // The registry capabilities a kind has. Status, subresources and
 // graceful deletion vary by kind: see kindWithStatus and friends.
 var (
-	_ registry.Decoder            = (*kind)(nil)
-	_ registry.CreateRules        = (*kind)(nil)
-	_ registry.UpdateRules        = (*kind)(nil)
-	_ registry.AttrSource         = (*kind)(nil)
-	_ registry.TablePrinter       = (*kind)(nil)
-	_ registry.MergeSchema        = (*kind)(nil)
-	_ registry.StrategicMerger    = (*kind)(nil)
-	_ registry.StatusSubresource  = (*kind)(nil)
-	_ registry.SubresourceLister  = (*kind)(nil)
-	_ registry.ConditionalUpdater = (*kind)(nil)
-	_ registry.FieldResetter      = (*kind)(nil)
+	_ registry.Decoder                    = (*kind)(nil)
+	_ registry.CreateRules                = (*kind)(nil)
+	_ registry.UpdateRules                = (*kind)(nil)
+	_ registry.AttrSource                 = (*kind)(nil)
+	_ registry.TablePrinter               = (*kind)(nil)
+	_ registry.MergeSchema                = (*kind)(nil)
+	_ registry.StrategicMerger            = (*kind)(nil)
+	_ registry.StatusSubresource          = (*kind)(nil)
+	_ registry.SubresourceLister          = (*kind)(nil)
+	_ registry.GarbageCollectionDefaulter = (*kind)(nil)
+	_ registry.ConditionalUpdater         = (*kind)(nil)
+	_ registry.FieldResetter              = (*kind)(nil)
 )
 
 // builtin returns k, through the kinds that embed it.
@@ -264,6 +265,24 @@ func apiPrefix(group string) string {
 		return "api"
 	}
 	return "apis"
+}
+
+// DefaultGarbageCollectionPolicy is the kind's strategy's, asked with
+// the served group and version as kube's store asks it: batch/v1 Jobs
+// and v1 ReplicationControllers orphan their dependents unless a delete
+// says otherwise, Events take no garbage collector finalizers.
+func (k *kind) DefaultGarbageCollectionPolicy(ctx context.Context) registry.GarbageCollectionPolicy {
+	gc, ok := k.r.strategy.(rest.GarbageCollectionDeleteStrategy)
+	if !ok {
+		return registry.DeleteDependents
+	}
+	switch gc.DefaultGarbageCollectionPolicy(k.requestContext(ctx, "delete", "", "", "")) {
+	case rest.OrphanDependents:
+		return registry.OrphanDependents
+	case rest.Unsupported:
+		return registry.Unsupported
+	}
+	return registry.DeleteDependents
 }
 
 // warningRecorder forwards warnings kube's code records to the request.

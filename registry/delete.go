@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/miniapi/miniapi/api"
@@ -20,8 +21,8 @@ type DeleteOptions struct {
 	// PropagationPolicy is what happens to the object's dependents:
 	// api.DeletePropagationOrphan, Foreground or Background. "" leaves
 	// the choice to the orphan or foregroundDeletion finalizer the object
-	// may already carry, as kube-apiserver does for types without a
-	// default policy.
+	// may already carry, then to the kind's default
+	// (GarbageCollectionDefaulter), as kube-apiserver does.
 	PropagationPolicy string
 	// GracePeriodSeconds is the grace period the client asked for; nil
 	// leaves it to the kind. Only kinds with graceful deletion
@@ -137,7 +138,7 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions)
 					pre = storagePreconditions(opts.Preconditions)
 				}
 				if opts.DryRun {
-					held := len(s.deletionFinalizers(marked.Metadata.Finalizers, opts.PropagationPolicy)) > 0
+					held := len(s.deletionFinalizers(ctx, marked.Metadata.Finalizers, opts.PropagationPolicy)) > 0
 					if !held {
 						s.afterDelete(out, true)
 					}
@@ -146,7 +147,7 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions)
 				continue
 			}
 		}
-		if len(s.deletionFinalizers(curObj.Metadata.Finalizers, opts.PropagationPolicy)) > 0 {
+		if len(s.deletionFinalizers(ctx, curObj.Metadata.Finalizers, opts.PropagationPolicy)) > 0 {
 			out, err := s.markDeleting(ctx, ns, name, uid, opts)
 			if errors.Is(err, errFinalizersGone) || errors.Is(err, errRecreated) {
 				continue // look again: delete instead, or judge the new object
@@ -169,7 +170,7 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions)
 				if o.Metadata.UID != uid {
 					return errRecreated
 				}
-				if len(s.deletionFinalizers(o.Metadata.Finalizers, opts.PropagationPolicy)) > 0 || s.holdsDeletion(o) {
+				if len(s.deletionFinalizers(ctx, o.Metadata.Finalizers, opts.PropagationPolicy)) > 0 || s.holdsDeletion(o) {
 					return errFinalizersAppeared
 				}
 				return nil
@@ -210,7 +211,7 @@ func (s *Store) markDeleting(ctx context.Context, ns, name, uid string, opts Del
 		if err := s.checkPreconditions(name, cur, opts.Preconditions); err != nil {
 			return nil, err
 		}
-		cur.Metadata.Finalizers = s.deletionFinalizers(cur.Metadata.Finalizers, opts.PropagationPolicy)
+		cur.Metadata.Finalizers = s.deletionFinalizers(ctx, cur.Metadata.Finalizers, opts.PropagationPolicy)
 		if len(cur.Metadata.Finalizers) == 0 && !holder {
 			return nil, errFinalizersGone
 		}
@@ -237,20 +238,48 @@ func (s *Store) markGraceful(ctx context.Context, ns, name, uid string, marked *
 		if err := s.checkPreconditions(name, cur, opts.Preconditions); err != nil {
 			return nil, err
 		}
-		cur.Metadata.Finalizers = s.deletionFinalizers(cur.Metadata.Finalizers, opts.PropagationPolicy)
+		cur.Metadata.Finalizers = s.deletionFinalizers(ctx, cur.Metadata.Finalizers, opts.PropagationPolicy)
 		return cur, nil
 	})
 }
 
 // deletionFinalizers returns the finalizers an object keeps when deleted
-// with policy: Orphan asks the garbage collector to orphan its dependents
-// first (the orphan finalizer), Foreground to delete them first
-// (foregroundDeletion), Background for neither. With the garbage
+// with policy, as kube's store decides them: Orphan asks the garbage
+// collector to orphan its dependents first (the orphan finalizer),
+// Foreground to delete them first (foregroundDeletion), Background for
+// neither; with no policy, an orphan or foregroundDeletion finalizer the
+// object carries decides, then the kind's default. With the garbage
 // collector off nothing would ever remove them, so, as kube-apiserver
-// with --enable-garbage-collector=false, none are added.
-func (s *Store) deletionFinalizers(fins []string, policy string) []string {
-	if policy == "" || s.reg.cfg.DisableGarbageCollection {
+// with --enable-garbage-collector=false, none are added; nor to a kind
+// whose policy is Unsupported. When the set is unchanged, fins is
+// returned as it is, order included.
+func (s *Store) deletionFinalizers(ctx context.Context, fins []string, policy string) []string {
+	if s.reg.cfg.DisableGarbageCollection {
 		return fins
+	}
+	def := DeleteDependents
+	if d, ok := s.t.Strategy.(GarbageCollectionDefaulter); ok {
+		def = d.DefaultGarbageCollectionPolicy(ctx)
+	}
+	if def == Unsupported {
+		return fins
+	}
+	var orphan, foreground bool
+	switch policy {
+	case api.DeletePropagationOrphan:
+		orphan = true
+	case api.DeletePropagationForeground:
+		foreground = true
+	case api.DeletePropagationBackground:
+	default:
+		switch firstGCFinalizer(fins) {
+		case metav1.FinalizerOrphanDependents:
+			orphan = true
+		case metav1.FinalizerDeleteDependents:
+			foreground = true
+		default:
+			orphan = def == OrphanDependents
+		}
 	}
 	out := make([]string, 0, len(fins)+1)
 	for _, f := range fins {
@@ -258,13 +287,43 @@ func (s *Store) deletionFinalizers(fins []string, policy string) []string {
 			out = append(out, f)
 		}
 	}
-	switch policy {
-	case api.DeletePropagationOrphan:
+	if orphan {
 		out = append(out, metav1.FinalizerOrphanDependents)
-	case api.DeletePropagationForeground:
+	}
+	if foreground {
 		out = append(out, metav1.FinalizerDeleteDependents)
 	}
+	if sameSet(out, fins) {
+		return fins
+	}
 	return out
+}
+
+// firstGCFinalizer returns the first of the orphan and foregroundDeletion
+// finalizers in fins, or "".
+func firstGCFinalizer(fins []string) string {
+	for _, f := range fins {
+		if f == metav1.FinalizerOrphanDependents || f == metav1.FinalizerDeleteDependents {
+			return f
+		}
+	}
+	return ""
+}
+
+// sameSet reports whether a and b hold the same strings, ignoring order
+// and repeats.
+func sameSet(a, b []string) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	for _, x := range b {
+		if !slices.Contains(a, x) {
+			return false
+		}
+	}
+	return true
 }
 
 // holdsDeletion reports whether obj's strategy keeps it although its

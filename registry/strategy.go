@@ -218,6 +218,31 @@ type GracefulDeleter interface {
 	BeforeDelete(ctx context.Context, obj *api.Object, gracePeriodSeconds *int64) (graceful, pending bool, err error)
 }
 
+// GarbageCollectionPolicy is what a delete that names no propagation
+// policy does to the object's dependents, as kube's
+// rest.GarbageCollectionPolicy.
+type GarbageCollectionPolicy string
+
+// The policies a kind may default to.
+const (
+	// DeleteDependents, every kind's default unless it says otherwise:
+	// no finalizer is added, dependents go in the background.
+	DeleteDependents GarbageCollectionPolicy = "DeleteDependents"
+	// OrphanDependents adds the orphan finalizer (kube's batch/v1 Jobs
+	// and core/v1 ReplicationControllers, for compatibility).
+	OrphanDependents GarbageCollectionPolicy = "OrphanDependents"
+	// Unsupported: the kind's objects never take the garbage
+	// collector's finalizers, whatever the request asks (kube's Events).
+	Unsupported GarbageCollectionPolicy = "Unsupported"
+)
+
+// GarbageCollectionDefaulter is implemented by strategies whose kind
+// says what a delete with no propagation policy does to its dependents;
+// without it the kind deletes them in the background.
+type GarbageCollectionDefaulter interface {
+	DefaultGarbageCollectionPolicy(ctx context.Context) GarbageCollectionPolicy
+}
+
 // AttrSource is implemented by strategies that compute the attributes
 // field selectors match themselves, as kube-apiserver's GetAttrs
 // functions do, and that read field selectors as the kind's field label
