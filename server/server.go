@@ -120,6 +120,13 @@ type Config struct {
 	// kube-controller-manager's --controllers form ("*", "name", "-name";
 	// see controllers.Select). Empty runs them all.
 	Controllers []string
+	// GarbageCollectionFinalizers is kube-apiserver's
+	// --enable-garbage-collector: whether deletes add the orphan and
+	// foregroundDeletion finalizers a garbage collector removes. nil
+	// adds them only when the garbage collector runs; true adds them
+	// without it, as an envtest kube-apiserver (no controller-manager)
+	// does, so such objects stay until something removes them.
+	GarbageCollectionFinalizers *bool
 	// Nodes is how many simulated nodes to register (see package
 	// cluster); 0 registers none.
 	Nodes int
@@ -343,7 +350,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.reg = registry.New(registry.Config{
 		Storage: s.storageFactory, KeyRoot: cfg.EtcdPrefix, Logger: log,
-		DisableGarbageCollection: !sel.Enabled(controllers.GarbageCollectorName),
+		DisableGarbageCollection: !gcFinalizers(cfg.GarbageCollectionFinalizers, sel),
 	})
 	listen := cfg.Listen
 	if listen == "" {
@@ -817,4 +824,13 @@ func isLoopback(hostPort string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// gcFinalizers reports whether deletes add the garbage collector's
+// finalizers: as asked, or when the garbage collector runs.
+func gcFinalizers(asked *bool, sel controllers.Selection) bool {
+	if asked != nil {
+		return *asked
+	}
+	return sel.Enabled(controllers.GarbageCollectorName)
 }

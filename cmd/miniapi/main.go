@@ -64,6 +64,8 @@ type options struct {
 	kubeconfigOut string
 	// dataDirSet is true when --data-dir was given, not defaulted.
 	dataDirSet bool
+	// gcFinalizers is --enable-garbage-collector, used only when given.
+	gcFinalizers bool
 	// anonymousAuth is --anonymous-auth.
 	anonymousAuth bool
 	// enablePriorityAndFairness is --enable-priority-and-fairness.
@@ -92,6 +94,9 @@ external cluster with --etcd-servers. docs/options.md describes the flags.`,
 		Version:       version.Miniapi,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.dataDirSet = cmd.Flags().Changed("data-dir")
+			if cmd.Flags().Changed("enable-garbage-collector") {
+				o.cfg.GarbageCollectionFinalizers = &o.gcFinalizers
+			}
 			err := run(cmd.Context(), o)
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "miniapi:", err)
@@ -115,6 +120,7 @@ external cluster with --etcd-servers. docs/options.md describes the flags.`,
 	f.BoolVar(&o.anonymousAuth, "anonymous-auth", true, "let requests without credentials through as system:anonymous, for authorization to decide (RBAC lets them read /healthz, /livez, /readyz and /version only)")
 	f.StringSliceVar(&o.cfg.AuthorizationModes, "authorization-mode", []string{auth.ModeRBAC}, "authorization modes in order, as kube-apiserver's flag: "+strings.Join(auth.Modes(), ", "))
 	f.StringVar(&o.cfg.DataDir, "data-dir", "miniapi-data", "directory of the embedded etcd member's data (ignored with --etcd-servers)")
+	f.BoolVar(&o.gcFinalizers, "enable-garbage-collector", false, "add the garbage collector's orphan and foregroundDeletion finalizers on delete, as kube-apiserver's flag; unset: only when garbage-collector-controller runs; true without it keeps such objects until something removes the finalizers, as an envtest kube-apiserver (no controller-manager) does")
 	f.BoolVar(&o.cfg.UnsafeNoFsync, "unsafe-no-fsync", false, "skip fsync in the embedded etcd: faster, but a machine crash can lose recent writes")
 	f.StringSliceVar(&o.cfg.EnableAdmissionPlugins, "enable-admission-plugins", nil, "admission plugins to enable besides the default ones ("+strings.Join(admission.DefaultPlugins(), ", ")+"); known: "+strings.Join(admission.PluginNames(), ", ")+". They run in kube-apiserver's order, whatever the order here")
 	f.StringSliceVar(&o.cfg.DisableAdmissionPlugins, "disable-admission-plugins", nil, "admission plugins to disable, even if on by default")

@@ -4,12 +4,14 @@ import (
 	"context"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -134,6 +136,26 @@ func TestEnvtestExistingClusterDocFlags(t *testing.T) {
 	if rs, err := cs.AppsV1().ReplicaSets(ns.Name).List(ctx, metav1.ListOptions{}); err != nil || len(rs.Items) != 0 {
 		t.Errorf("ReplicaSets: %v, %v; want none (no deployment controller)", rs, err)
 	}
+	// envtest's kube-apiserver adds the garbage collector's finalizers
+	// though no collector runs: a Job deleted in the foreground stays.
+	job, err := cs.BatchV1().Jobs(ns.Name).Create(ctx, &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "trial"},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "c", Image: "busybox"}},
+		}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreground := metav1.DeletePropagationForeground
+	if err := cs.BatchV1().Jobs(ns.Name).Delete(ctx, job.Name, metav1.DeleteOptions{PropagationPolicy: &foreground}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := cs.BatchV1().Jobs(ns.Name).Get(ctx, job.Name, metav1.GetOptions{}); err != nil || got.DeletionTimestamp == nil || !slices.Contains(got.Finalizers, metav1.FinalizerDeleteDependents) {
+		t.Errorf("Job deleted in the foreground: %v, %v; want it kept with the foregroundDeletion finalizer", got, err)
+	}
+
 	// Long enough for a garbage collector to have acted (miniapi's takes
 	// milliseconds); the ConfigMap must still be there.
 	time.Sleep(time.Second)
