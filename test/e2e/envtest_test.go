@@ -17,9 +17,31 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
+
+// startEnvtestOn starts testEnv as a suite run with
+// USE_EXISTING_CLUSTER=true and KUBECONFIG naming srv's kubeconfig does
+// (envtest reads both from the environment), stopping it when the test
+// ends, and returns its rest.Config.
+func startEnvtestOn(t *testing.T, srv *serverProc, testEnv *envtest.Environment) *rest.Config {
+	t.Helper()
+	t.Setenv("KUBECONFIG", srv.kubeconfigPath(t))
+	t.Setenv("USE_EXISTING_CLUSTER", "true")
+	log.SetLogger(logr.Discard())
+	cfg, err := testEnv.Start()
+	if err != nil {
+		t.Fatalf("envtest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := testEnv.Stop(); err != nil {
+			t.Errorf("envtest stop: %v", err)
+		}
+	})
+	return cfg
+}
 
 // envtestFlags are the flags docs/testing.md tells users to start the
 // binary with for an envtest suite run with USE_EXISTING_CLUSTER=true.
@@ -48,20 +70,7 @@ func TestEnvtestExistingClusterDocFlags(t *testing.T) {
 	skipIfShort(t)
 	flags := envtestFlags(t)
 	srv := startServer(t, t.TempDir(), flags...)
-	t.Setenv("KUBECONFIG", srv.kubeconfigPath(t))
-	t.Setenv("USE_EXISTING_CLUSTER", "true")
-	log.SetLogger(logr.Discard())
-
-	testEnv := &envtest.Environment{}
-	cfg, err := testEnv.Start()
-	if err != nil {
-		t.Fatalf("envtest: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := testEnv.Stop(); err != nil {
-			t.Errorf("envtest stop: %v", err)
-		}
-	})
+	cfg := startEnvtestOn(t, srv, &envtest.Environment{})
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,7 +20,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -34,25 +32,11 @@ import (
 // controller-runtime's webhook server, and miniapi calls it.
 func TestEnvtestExistingClusterWebhooks(t *testing.T) {
 	skipIfShort(t)
-	// t.Setenv: envtest reads both from the environment, as suites
-	// run with `USE_EXISTING_CLUSTER=true make test` do.
 	srv := startServer(t, t.TempDir())
-	t.Setenv("KUBECONFIG", srv.kubeconfigPath(t))
-	t.Setenv("USE_EXISTING_CLUSTER", "true")
-	log.SetLogger(logr.Discard())
-
 	testEnv := &envtest.Environment{
 		WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: []string{"testdata/webhook"}},
 	}
-	cfg, err := testEnv.Start()
-	if err != nil {
-		t.Fatalf("envtest: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := testEnv.Stop(); err != nil {
-			t.Errorf("envtest stop: %v", err)
-		}
-	})
+	cfg := startEnvtestOn(t, srv, testEnv)
 
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
