@@ -248,10 +248,10 @@ func (s *Store) markGraceful(ctx context.Context, ns, name, uid string, marked *
 // collector to orphan its dependents first (the orphan finalizer),
 // Foreground to delete them first (foregroundDeletion), Background for
 // neither; with no policy, an orphan or foregroundDeletion finalizer the
-// object carries decides, then the kind's default. With the garbage
-// collector off nothing would ever remove them, so, as kube-apiserver
-// with --enable-garbage-collector=false, none are added; nor to a kind
-// whose policy is Unsupported. When the set is unchanged, fins is
+// object carries decides, then the kind's default. With
+// Config.DisableGarbageCollection (kube-apiserver's
+// --enable-garbage-collector=false) none are added; nor to a kind whose
+// policy is Unsupported. When the set is unchanged, fins is
 // returned as it is, order included.
 func (s *Store) deletionFinalizers(ctx context.Context, fins []string, policy string) []string {
 	if s.reg.cfg.DisableGarbageCollection {

@@ -27,10 +27,10 @@ type Config struct {
 	KeyRoot string
 	// Logger receives the registry's logs; nil means slog.Default().
 	Logger *slog.Logger
-	// DisableGarbageCollection is set when no garbage collector runs:
-	// deletes then never add the orphan or foregroundDeletion finalizer,
-	// which nothing would remove (kube-apiserver's
-	// --enable-garbage-collector=false).
+	// DisableGarbageCollection makes deletes never add the orphan or
+	// foregroundDeletion finalizer (kube-apiserver's
+	// --enable-garbage-collector=false); the server sets it when no
+	// garbage collector would remove them, unless told otherwise.
 	DisableGarbageCollection bool
 }
 
