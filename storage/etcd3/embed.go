@@ -30,9 +30,20 @@ import (
 const DefaultStartTimeout = 30 * time.Second
 
 // DefaultTickInterval is the embedded member's raft tick when
-// EmbeddedConfig.TickInterval is zero: etcd's own default. See there for
-// why it is not shorter.
-const DefaultTickInterval = 100 * time.Millisecond
+// EmbeddedConfig.TickInterval is zero: five times etcd's default. A
+// single member sends no heartbeats and elects itself by campaign, so
+// its ticks only wake an idle process (see TickInterval).
+const DefaultTickInterval = 500 * time.Millisecond
+
+// embeddedBatchInterval is how long the embedded member's backend keeps
+// writes before committing them to its database file, when fewer than
+// etcd's batch limit (10,000) are waiting: etcd's default is 100 ms.
+// The commit loop wakes once per interval, idle or not, like the raft
+// tick. Durability is the write-ahead log's, fsynced before each write
+// is acknowledged, and reads see uncommitted writes, so a longer
+// interval only defers the database file's copy; a restart replays the
+// log past the last commit either way.
+const embeddedBatchInterval = time.Second
 
 // EmbeddedConfig configures an embedded single-member etcd.
 type EmbeddedConfig struct {
@@ -67,9 +78,12 @@ type EmbeddedConfig struct {
 	// election timeout is five ticks. Zero means DefaultTickInterval.
 	// Every tick wakes the process, idle or not: at 10ms ticks that
 	// alone kept ~1.4% of a core busy on a shared 2-CPU VM, at 100ms
-	// ~0.2%. A member left to itself becomes leader only after an
-	// election timeout, 1 to 5 ticks: up to 500ms at 100ms ticks;
-	// StartEmbedded has it campaign at once instead (see campaign).
+	// ~0.2%, and raft's tick was a fifth of an idle server's CPU
+	// profile. A member left to itself becomes leader only after an
+	// election timeout and up to as long again (2.5 to 5 s at 500 ms
+	// ticks); StartEmbedded has it campaign at once instead (see
+	// campaign), so the timeout matters only where campaign cannot be
+	// used.
 	TickInterval time.Duration
 
 	// LoopbackClient makes Client talk to the member over gRPC on the
@@ -208,6 +222,7 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	}
 	ec.TickMs = uint(max(tick.Milliseconds(), 1))
 	ec.ElectionMs = embeddedElectionTicks * ec.TickMs
+	ec.BackendBatchInterval = embeddedBatchInterval
 	if cfg.AutoCompactionRetention > 0 {
 		ec.AutoCompactionMode = "periodic"
 		ec.AutoCompactionRetention = cfg.AutoCompactionRetention.String()
