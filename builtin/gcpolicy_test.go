@@ -16,6 +16,8 @@ import (
 // finalizer (the garbage collector orphans their pods, then deletes
 // them); a Deployment goes at once (its dependents in the background); an
 // Event never takes a garbage collector finalizer, even asked for one.
+// A Job's delete with no policy is answered kube's Job storage's
+// warning; no other delete here is.
 func TestDefaultGarbageCollectionPolicy(t *testing.T) {
 	ctx := context.Background()
 	reg := newRegistry(t)
@@ -45,9 +47,17 @@ func TestDefaultGarbageCollectionPolicy(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := storeFor(t, reg, c.group, c.version, c.plural)
 			obj := create(t, s, "ns", c.body)
-			out, deleted, err := s.Delete(ctx, "ns", obj.Metadata.Name, registry.DeleteOptions{PropagationPolicy: c.policy})
+			wctx, warnings := api.WithWarnings(ctx)
+			out, deleted, err := s.Delete(wctx, "ns", obj.Metadata.Name, registry.DeleteOptions{PropagationPolicy: c.policy})
 			if err != nil {
 				t.Fatal(err)
+			}
+			var want []string
+			if c.plural == "jobs" && c.policy == "" {
+				want = []string{jobDeleteWarning}
+			}
+			if got := warnings.Messages(); !slices.Equal(got, want) {
+				t.Errorf("warnings %q, want %q", got, want)
 			}
 			if c.wantFinalizers == nil {
 				if !deleted {
@@ -60,5 +70,46 @@ func TestDefaultGarbageCollectionPolicy(t *testing.T) {
 				t.Fatalf("deleted %v, deletionTimestamp %v, finalizers %v; want marked with %v", deleted, got.Metadata.DeletionTimestamp, got.Metadata.Finalizers, c.wantFinalizers)
 			}
 		})
+	}
+}
+
+// jobDeleteWarning is the warning kube's Job storage
+// (pkg/registry/batch/job/storage) gives a delete with no propagation
+// policy.
+const jobDeleteWarning = "child pods are preserved by default when jobs are deleted; " +
+	"set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning"
+
+// TestJobDeleteWarningBeforeTheDelete checks the Job storage's warning
+// comes as kube's does: before the delete is tried, so a delete of a
+// Job that does not exist is warned too, and once for a collection,
+// even an empty one; an explicit policy is not warned.
+func TestJobDeleteWarningBeforeTheDelete(t *testing.T) {
+	ctx := context.Background()
+	reg := newRegistry(t)
+	create(t, storeFor(t, reg, "", "v1", "namespaces"), "", `{"metadata":{"name":"ns"}}`)
+	jobs := storeFor(t, reg, "batch", "v1", "jobs")
+
+	wctx, warnings := api.WithWarnings(ctx)
+	if _, _, err := jobs.Delete(wctx, "ns", "missing", registry.DeleteOptions{}); !api.IsNotFound(err) {
+		t.Fatalf("delete of a missing Job: %v, want NotFound", err)
+	}
+	if got := warnings.Messages(); !slices.Equal(got, []string{jobDeleteWarning}) {
+		t.Errorf("delete of a missing Job: warnings %q, want kube's", got)
+	}
+
+	wctx, warnings = api.WithWarnings(ctx)
+	if _, err := jobs.DeleteCollection(wctx, "ns", registry.ListOptions{}, registry.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := warnings.Messages(); !slices.Equal(got, []string{jobDeleteWarning}) {
+		t.Errorf("collection delete: warnings %q, want kube's", got)
+	}
+
+	wctx, warnings = api.WithWarnings(ctx)
+	if _, err := jobs.DeleteCollection(wctx, "ns", registry.ListOptions{}, registry.DeleteOptions{PropagationPolicy: api.DeletePropagationBackground}); err != nil {
+		t.Fatal(err)
+	}
+	if got := warnings.Messages(); len(got) != 0 {
+		t.Errorf("collection delete, Background: warnings %q, want none", got)
 	}
 }

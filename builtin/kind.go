@@ -12,6 +12,7 @@ import (
 	"github.com/miniapi/miniapi/storage"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -111,6 +112,7 @@ var (
 	_ registry.StatusSubresource          = (*kind)(nil)
 	_ registry.SubresourceLister          = (*kind)(nil)
 	_ registry.GarbageCollectionDefaulter = (*kind)(nil)
+	_ registry.DeleteWarner               = (*kind)(nil)
 	_ registry.ConditionalUpdater         = (*kind)(nil)
 	_ registry.FieldResetter              = (*kind)(nil)
 )
@@ -283,6 +285,25 @@ func (k *kind) DefaultGarbageCollectionPolicy(ctx context.Context) registry.Garb
 		return registry.Unsupported
 	}
 	return registry.DeleteDependents
+}
+
+// WarnDelete records the warnings kube's storage of the kind gives a
+// delete of the named object (a collection when name is empty) with
+// policy.
+func (k *kind) WarnDelete(ctx context.Context, ns, name, policy string) {
+	if k.r.deleteWarnings == nil {
+		return
+	}
+	verb := "delete"
+	if name == "" {
+		verb = "deletecollection"
+	}
+	opts := &metav1.DeleteOptions{}
+	if policy != "" {
+		p := metav1.DeletionPropagation(policy)
+		opts.PropagationPolicy = &p
+	}
+	k.r.deleteWarnings(k.requestContext(ctx, verb, ns, name, ""), opts)
 }
 
 // warningRecorder forwards warnings kube's code records to the request.

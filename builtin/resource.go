@@ -1,7 +1,10 @@
 package builtin
 
 import (
+	"context"
+
 	"github.com/miniapi/miniapi/registry"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -34,6 +37,9 @@ type resource struct {
 	updates map[string]updateSub
 	// scale, when set, serves autoscaling/v1 Scale on /scale.
 	scale *registry.ScaleSubresource
+	// deleteWarnings records the warnings kube's storage of the kind
+	// gives a delete, before doing it (Jobs); nil: none.
+	deleteWarnings func(ctx context.Context, opts *metav1.DeleteOptions)
 	// attrs is kube's GetAttrs for the kind: the labels and fields its
 	// field selectors match. nil: metadata.name and metadata.namespace.
 	attrs func(runtime.Object) (labels.Set, fields.Set, error)

@@ -78,6 +78,7 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions)
 	if err := s.admitMutate(ctx, admission); err != nil {
 		return nil, false, err
 	}
+	s.warnDelete(ctx, ns, name, opts.PropagationPolicy)
 	for {
 		cur, err := s.storage.Get(ctx, key, storage.GetOptions{})
 		if err != nil {
@@ -357,6 +358,13 @@ func storagePreconditions(p *api.Preconditions) *storage.Preconditions {
 	return &storage.Preconditions{UID: p.UID, ResourceVersion: p.ResourceVersion}
 }
 
+// warnDelete records the kind's warnings for a delete (DeleteWarner).
+func (s *Store) warnDelete(ctx context.Context, ns, name, policy string) {
+	if w, ok := s.t.Strategy.(DeleteWarner); ok {
+		w.WarnDelete(ctx, ns, name, policy)
+	}
+}
+
 // validatePropagation accepts the propagation policies Kubernetes defines.
 func validatePropagation(gk api.GroupKind, name, policy string) error {
 	switch policy {
@@ -370,6 +378,9 @@ func validatePropagation(gk api.GroupKind, name, policy string) error {
 // DeleteCollection deletes every object in ns matching opts and returns
 // the deleted objects.
 func (s *Store) DeleteCollection(ctx context.Context, ns string, list ListOptions, opts DeleteOptions) ([]*storage.Object, error) {
+	// Warned once, as kube's storage does, even with nothing to delete;
+	// each Delete below repeats the same warning, recorded once.
+	s.warnDelete(ctx, s.namespaceOf(ns), "", opts.PropagationPolicy)
 	list.Limit, list.Continue, list.ResourceVersion, list.ResourceVersionMatch = 0, "", "", ""
 	all, err := s.List(ctx, ns, list)
 	if err != nil {

@@ -243,6 +243,17 @@ type GarbageCollectionDefaulter interface {
 	DefaultGarbageCollectionPolicy(ctx context.Context) GarbageCollectionPolicy
 }
 
+// DeleteWarner is implemented by strategies whose kind warns about a
+// delete before doing it, as kube's Job storage warns that a delete
+// leaving the propagation policy to the kind's default orphans the
+// Job's pods.
+type DeleteWarner interface {
+	// WarnDelete records, with api.AddWarning, the warnings of a delete
+	// of the named object, or of a collection when name is empty, with
+	// policy (empty: none given).
+	WarnDelete(ctx context.Context, ns, name, policy string)
+}
+
 // AttrSource is implemented by strategies that compute the attributes
 // field selectors match themselves, as kube-apiserver's GetAttrs
 // functions do, and that read field selectors as the kind's field label
