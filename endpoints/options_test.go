@@ -222,6 +222,27 @@ func TestIgnoredParamsWarn(t *testing.T) {
 	if !strings.Contains(st["message"].(string), "orphanDependents and deletionPropagation cannot be both set") {
 		t.Errorf("message %v", st["message"])
 	}
+	// Bad options are judged by kube's own rules, so the messages are
+	// kube-apiserver 1.37's for the same requests.
+	for _, c := range []struct{ method, path, body, want string }{
+		{"DELETE", cms + "/c?propagationPolicy=Bogus", "",
+			`DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Bogus": supported values: "Foreground", "Background", "Orphan", "nil"`},
+		{"DELETE", cms + "/c?dryRun=Bogus", "",
+			`DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Bogus"]: supported values: "All"`},
+		{"DELETE", cms + "/c", `{"dryRun":["X"],"orphanDependents":true,"propagationPolicy":"Orphan"}`,
+			`DeleteOptions.meta.k8s.io "" is invalid: [propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set, dryRun: Unsupported value: ["X"]: supported values: "All"]`},
+		{"POST", cms + "?dryRun=Bogus", `{"metadata":{"name":"d"}}`,
+			`CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Bogus"]: supported values: "All"`},
+	} {
+		var body any
+		if c.body != "" {
+			body = c.body
+		}
+		st := f.Status(f.Do(c.method, c.path, body), 422, "Invalid")
+		if st["message"] != c.want {
+			t.Errorf("%s %s: message\n%v\nwant\n%s", c.method, c.path, st["message"], c.want)
+		}
+	}
 	// A plain request has no warnings, nor one with a timeout, which is
 	// honoured.
 	for _, q := range []string{"", "?timeout=30s"} {

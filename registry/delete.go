@@ -11,7 +11,7 @@ import (
 	"github.com/miniapi/miniapi/journal"
 	"github.com/miniapi/miniapi/storage"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 )
 
 // DeleteOptions qualify a Delete.
@@ -62,7 +62,7 @@ type FinalizeSubresource interface {
 // its first delete whatever its finalizers, as kube-apiserver does.
 func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions) (obj *storage.Object, deleted bool, err error) {
 	ns = s.namespaceOf(ns)
-	if err := validatePropagation(s.t.GroupKind(), name, opts.PropagationPolicy); err != nil {
+	if err := validatePropagation(opts.PropagationPolicy); err != nil {
 		return nil, false, err
 	}
 	key := s.keys.Key(ns, name)
@@ -365,14 +365,19 @@ func (s *Store) warnDelete(ctx context.Context, ns, name, policy string) {
 	}
 }
 
-// validatePropagation accepts the propagation policies Kubernetes defines.
-func validatePropagation(gk api.GroupKind, name, policy string) error {
-	switch policy {
-	case "", api.DeletePropagationBackground, api.DeletePropagationForeground, api.DeletePropagationOrphan:
+// validatePropagation accepts the propagation policies Kubernetes
+// defines, by kube's rule for DeleteOptions, refusing others as
+// kube-apiserver refuses such options (the handler judges a request's
+// options before they come here; this is for callers in the process).
+func validatePropagation(policy string) error {
+	if policy == "" {
 		return nil
 	}
-	return api.NewInvalid(gk, name, field.ErrorList{field.NotSupported(field.NewPath("propagationPolicy"), policy,
-		[]string{api.DeletePropagationForeground, api.DeletePropagationBackground, api.DeletePropagationOrphan})})
+	p := metav1.DeletionPropagation(policy)
+	if errs := metav1validation.ValidateDeleteOptions(&metav1.DeleteOptions{PropagationPolicy: &p}); len(errs) > 0 {
+		return api.NewInvalid(api.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
+	}
+	return nil
 }
 
 // DeleteCollection deletes every object in ns matching opts and returns

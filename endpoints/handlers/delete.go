@@ -9,7 +9,8 @@ import (
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/registry"
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 )
 
 // delete answers DELETE on an object with its last state, 200 OK, also
@@ -119,21 +120,18 @@ func (q *request) deleteOptions() (deleteRequest, error) {
 	if _, graceful := q.t.Strategy.(registry.GracefulDeleter); do.GracePeriodSeconds != nil && !graceful {
 		api.AddWarning(q.r.Context(), gracePeriodWarning)
 	}
-	if do.OrphanDependents != nil && do.PropagationPolicy != nil {
-		return deleteRequest{}, api.NewInvalid(api.GroupKind{Group: metaGroup, Kind: "DeleteOptions"}, "",
-			field.ErrorList{field.Invalid(field.NewPath("propagationPolicy"), *do.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set")})
+	// Query and body together, judged by kube's own rules for
+	// DeleteOptions.
+	do.DryRun = append(do.DryRun, qv["dryRun"]...)
+	mo := &metav1.DeleteOptions{OrphanDependents: do.OrphanDependents, DryRun: do.DryRun}
+	if do.PropagationPolicy != nil {
+		p := metav1.DeletionPropagation(*do.PropagationPolicy)
+		mo.PropagationPolicy = &p
 	}
-	dry, err := dryRun(qv, "DeleteOptions")
-	if err != nil {
-		return deleteRequest{}, err
+	if errs := metav1validation.ValidateDeleteOptions(mo); len(errs) > 0 {
+		return deleteRequest{}, api.NewInvalid(api.GroupKind{Group: metaGroup, Kind: "DeleteOptions"}, "", errs)
 	}
-	for _, v := range do.DryRun {
-		if v != "All" {
-			return deleteRequest{}, api.NewInvalid(api.GroupKind{Group: metaGroup, Kind: "DeleteOptions"}, "",
-				field.ErrorList{field.NotSupported(field.NewPath("dryRun"), v, []string{"All"})})
-		}
-		dry = true
-	}
+	dry := len(do.DryRun) > 0
 	opts := deleteRequest{DeleteOptions: registry.DeleteOptions{DryRun: dry, Preconditions: do.Preconditions, GracePeriodSeconds: do.GracePeriodSeconds}}
 	switch {
 	case do.PropagationPolicy != nil:

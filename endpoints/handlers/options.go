@@ -28,11 +28,8 @@ const metaGroup = "meta.k8s.io"
 // type in the error, e.g. "CreateOptions".
 func dryRun(q url.Values, kind string) (bool, error) {
 	vals := q["dryRun"]
-	for _, v := range vals {
-		if v != "All" {
-			return false, api.NewInvalid(api.GroupKind{Group: metaGroup, Kind: kind}, "",
-				field.ErrorList{field.NotSupported(field.NewPath("dryRun"), v, []string{"All"})})
-		}
+	if errs := metav1validation.ValidateDryRun(field.NewPath("dryRun"), vals); len(errs) > 0 {
+		return false, api.NewInvalid(api.GroupKind{Group: metaGroup, Kind: kind}, "", errs)
 	}
 	return len(vals) > 0, nil
 }
