@@ -9,7 +9,8 @@ import (
 // FuzzDeleteOptions sends DeleteOptions, in any Content-Type, with a
 // DELETE of object fz of a ConfigMap, a Deployment or a custom resource,
 // with or without dryRun and a propagationPolicy in the query. A refused
-// or dry-run delete leaves the object as it was.
+// or dry-run delete leaves the object as it was; as on kube-apiserver,
+// the query's options count only when there is no body.
 //
 // mode picks the Content-Type (low bits), then dry run and the query's
 // propagationPolicy.
@@ -49,8 +50,9 @@ func FuzzDeleteOptions(f *testing.F) {
 		if bytes.Equal(after, before) {
 			return
 		}
+		dryRun = dryRun && len(bytes.TrimSpace(body)) == 0
 		if r.code >= 300 || dryRun {
-			t.Fatalf("a DELETE answered %d (dry run %v) changed the object\nfrom %s\nto   %s", r.code, dryRun, before, after)
+			t.Fatalf("a DELETE answered %d (dry run in the query, no body: %v) changed the object\nfrom %s\nto   %s", r.code, dryRun, before, after)
 		}
 		s.restore(t, o)
 	})

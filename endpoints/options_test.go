@@ -243,6 +243,22 @@ func TestIgnoredParamsWarn(t *testing.T) {
 			t.Errorf("%s %s: message\n%v\nwant\n%s", c.method, c.path, st["message"], c.want)
 		}
 	}
+	// A body is the whole of a delete's options, as on kube-apiserver:
+	// the query's are not read, so this dry run is a delete, and the
+	// bad policy is not looked at; a warning says so.
+	f.Must(201, "POST", cms, `{"metadata":{"name":"d1"}}`)
+	r := f.Do("DELETE", cms+"/d1?dryRun=All&propagationPolicy=Bogus", `{}`)
+	if r.Code != 200 {
+		t.Fatalf("DELETE with a body and query options = %d: %s", r.Code, r.Body)
+	}
+	if w := warnings(t, r); len(w) != 1 || !strings.HasPrefix(w[0], "dryRun, propagationPolicy in the query have no effect") {
+		t.Errorf("warnings %q, want one saying the query's options have no effect", w)
+	}
+	f.Status(f.Do("GET", cms+"/d1", nil), 404, "NotFound")
+	// Without a body the query is read.
+	f.Must(201, "POST", cms, `{"metadata":{"name":"d2"}}`)
+	f.Must(200, "DELETE", cms+"/d2?dryRun=All", nil)
+	f.Must(200, "GET", cms+"/d2", nil)
 	// A plain request has no warnings, nor one with a timeout, which is
 	// honoured.
 	for _, q := range []string{"", "?timeout=30s"} {

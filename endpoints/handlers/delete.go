@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/registry"
@@ -80,9 +82,11 @@ func (q *request) readDelete() (output, deleteRequest, bool) {
 	return out, opts, true
 }
 
-// deleteOptions reads DeleteOptions from the body (optional) and the
-// query (dryRun, propagationPolicy, orphanDependents, gracePeriodSeconds)
-// and validates them as kube-apiserver does.
+// deleteOptions reads DeleteOptions from the body or, when there is
+// none, from the query (dryRun, propagationPolicy, orphanDependents,
+// gracePeriodSeconds), and validates them as kube-apiserver does. As
+// kube-apiserver's delete handlers, a body is the whole of the options:
+// the query's are then not read.
 func (q *request) deleteOptions() (deleteRequest, error) {
 	var do api.DeleteOptions
 	body, err := readBody(q.w, q.r, q.h.maxBody)
@@ -100,29 +104,15 @@ func (q *request) deleteOptions() (deleteRequest, error) {
 		if do.Kind != "" && do.Kind != "DeleteOptions" {
 			return deleteRequest{}, api.NewBadRequest(fmt.Sprintf("the body must be DeleteOptions, got kind %q", do.Kind))
 		}
-	}
-	qv := q.r.URL.Query()
-	if pp := qv.Get("propagationPolicy"); pp != "" {
-		do.PropagationPolicy = &pp
-	}
-	if b, set, err := boolParam(qv, "orphanDependents"); err != nil {
-		return deleteRequest{}, err
-	} else if set {
-		do.OrphanDependents = &b
-	}
-	if s := qv.Get("gracePeriodSeconds"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return deleteRequest{}, api.NewBadRequest(fmt.Sprintf("gracePeriodSeconds must be an integer, got %q", s))
+		if ignored := queryDeleteParams(q.r.URL.Query()); len(ignored) > 0 {
+			api.AddWarning(q.r.Context(), fmt.Sprintf(bodyOverridesQueryWarning, strings.Join(ignored, ", ")))
 		}
-		do.GracePeriodSeconds = &n
+	} else if err := queryDeleteOptions(q.r.URL.Query(), &do); err != nil {
+		return deleteRequest{}, err
 	}
 	if _, graceful := q.t.Strategy.(registry.GracefulDeleter); do.GracePeriodSeconds != nil && !graceful {
 		api.AddWarning(q.r.Context(), gracePeriodWarning)
 	}
-	// Query and body together, judged by kube's own rules for
-	// DeleteOptions.
-	do.DryRun = append(do.DryRun, qv["dryRun"]...)
 	mo := &metav1.DeleteOptions{OrphanDependents: do.OrphanDependents, DryRun: do.DryRun}
 	if do.PropagationPolicy != nil {
 		p := metav1.DeletionPropagation(*do.PropagationPolicy)
@@ -145,3 +135,42 @@ func (q *request) deleteOptions() (deleteRequest, error) {
 	}
 	return opts, nil
 }
+
+// queryDeleteOptions reads the DeleteOptions a query gives into do.
+func queryDeleteOptions(qv url.Values, do *api.DeleteOptions) error {
+	if pp := qv.Get("propagationPolicy"); pp != "" {
+		do.PropagationPolicy = &pp
+	}
+	if b, set, err := boolParam(qv, "orphanDependents"); err != nil {
+		return err
+	} else if set {
+		do.OrphanDependents = &b
+	}
+	if s := qv.Get("gracePeriodSeconds"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return api.NewBadRequest(fmt.Sprintf("gracePeriodSeconds must be an integer, got %q", s))
+		}
+		do.GracePeriodSeconds = &n
+	}
+	do.DryRun = qv["dryRun"]
+	return nil
+}
+
+// deleteQueryParams are the DeleteOptions a query may give.
+var deleteQueryParams = []string{"dryRun", "gracePeriodSeconds", "orphanDependents", "propagationPolicy"}
+
+// queryDeleteParams returns the DeleteOptions parameters the query has.
+func queryDeleteParams(qv url.Values) []string {
+	var out []string
+	for _, p := range deleteQueryParams {
+		if qv.Has(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// bodyOverridesQueryWarning answers a delete whose query's options are
+// not read because it has a body (%s: the parameters).
+const bodyOverridesQueryWarning = "%s in the query have no effect: a DELETE with a body takes its options from the body alone, as on kube-apiserver"
