@@ -113,7 +113,9 @@ func (q *request) deleteOptions() (deleteRequest, error) {
 	if _, graceful := q.t.Strategy.(registry.GracefulDeleter); do.GracePeriodSeconds != nil && !graceful {
 		api.AddWarning(q.r.Context(), gracePeriodWarning)
 	}
-	mo := &metav1.DeleteOptions{OrphanDependents: do.OrphanDependents, DryRun: do.DryRun}
+	mo := &metav1.DeleteOptions{DryRun: do.DryRun}
+	//lint:ignore SA1019 clients still send it; kube's rule judges it
+	mo.OrphanDependents = do.OrphanDependents
 	if do.PropagationPolicy != nil {
 		p := metav1.DeletionPropagation(*do.PropagationPolicy)
 		mo.PropagationPolicy = &p
