@@ -28,6 +28,10 @@ type DeleteOptions struct {
 	// leaves it to the kind. Only kinds with graceful deletion
 	// (GracefulDeleter: pods) use it.
 	GracePeriodSeconds *int64
+
+	// warned: DeleteCollection has recorded the kind's warnings for
+	// the whole collection already.
+	warned bool
 }
 
 // DeletionHolder is implemented by strategies whose objects outlive their
@@ -78,7 +82,9 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions)
 	if err := s.admitMutate(ctx, admission); err != nil {
 		return nil, false, err
 	}
-	s.warnDelete(ctx, ns, name, opts.PropagationPolicy)
+	if !opts.warned {
+		s.warnDelete(ctx, ns, name, opts.PropagationPolicy)
+	}
 	for {
 		cur, err := s.storage.Get(ctx, key, storage.GetOptions{})
 		if err != nil {
@@ -383,8 +389,7 @@ func validatePropagation(policy string) error {
 // DeleteCollection deletes every object in ns matching opts and returns
 // the deleted objects.
 func (s *Store) DeleteCollection(ctx context.Context, ns string, list ListOptions, opts DeleteOptions) ([]*storage.Object, error) {
-	// Warned once, as kube's storage does, even with nothing to delete;
-	// each Delete below repeats the same warning, recorded once.
+	// Warned once, as kube's storage does, even with nothing to delete.
 	s.warnDelete(ctx, s.namespaceOf(ns), "", opts.PropagationPolicy)
 	list.Limit, list.Continue, list.ResourceVersion, list.ResourceVersionMatch = 0, "", "", ""
 	all, err := s.List(ctx, ns, list)
@@ -397,7 +402,7 @@ func (s *Store) DeleteCollection(ctx context.Context, ns string, list ListOption
 		if err != nil {
 			return nil, err
 		}
-		d, _, err := s.Delete(ctx, o.Metadata.Namespace, o.Metadata.Name, DeleteOptions{DryRun: opts.DryRun, PropagationPolicy: opts.PropagationPolicy})
+		d, _, err := s.Delete(ctx, o.Metadata.Namespace, o.Metadata.Name, DeleteOptions{DryRun: opts.DryRun, PropagationPolicy: opts.PropagationPolicy, warned: true})
 		if api.IsNotFound(err) {
 			continue // deleted by someone else meanwhile
 		}
