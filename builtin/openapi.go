@@ -6,9 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/miniapi/miniapi/fieldmanager"
 	"github.com/miniapi/miniapi/registry"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	utilopenapi "k8s.io/apiserver/pkg/util/openapi"
@@ -116,36 +114,6 @@ func v3Specs(names ...string) (map[string]*spec.Schema, error) {
 	cfg := &common.OpenAPIV3Config{GetDefinitions: definitions(), GetDefinitionName: namer().GetDefinitionName}
 	return builder3.BuildOpenAPIDefinitionsForResources(cfg, names...)
 }
-
-// mergeSchema is the merge schema of every built-in kind, built once, on
-// the first write that records managedFields, from the same definitions
-// as kube-apiserver builds its own (v3, of every served kind and Scale).
-var mergeSchema = sync.OnceValues(func() (fieldmanager.TypeConverter, error) {
-	var names []string
-	for _, r := range resources(Config{}) {
-		gvk := schema.GroupVersionKind{Group: r.group, Version: r.version, Kind: r.kind}
-		if name, err := scheme.ToOpenAPIDefinitionName(gvk); err == nil {
-			names = append(names, name)
-		}
-	}
-	names = append(names, ModelScale)
-	specs, err := v3Specs(names...)
-	if err != nil {
-		return nil, fmt.Errorf("builtin: merge schema: %w", err)
-	}
-	return fieldmanager.ForModels(specs, func(gvk schema.GroupVersionKind) (runtime.Object, error) {
-		obj, err := scheme.New(gvk)
-		if err == nil {
-			obj.GetObjectKind().SetGroupVersionKind(gvk)
-		}
-		return obj, err
-	})
-})
-
-// ParseMergeSchema builds the built-in kinds' merge schema now, for a
-// caller that knows writes to them are coming (the system namespaces of a
-// new data directory) and can overlap the build with other work.
-func ParseMergeSchema() { _, _ = mergeSchema() }
 
 // definitions are kube's generated definitions as kube-apiserver serves
 // them: without the fields of features that are off. kube-aggregator's

@@ -26,7 +26,14 @@ func ForModels(models map[string]*spec.Schema, newObject func(schema.GroupVersio
 	if err != nil {
 		return nil, fmt.Errorf("fieldmanager: built-in merge schema: %w", err)
 	}
-	return &builtinConverter{TypeConverter: tc, newObject: newObject}, nil
+	return ForConverter(tc, newObject), nil
+}
+
+// ForConverter returns the merge schema of built-in kinds from a
+// converter over it (what ForModels builds, or one over a schema built
+// beforehand by the same code); newObject is as for ForModels.
+func ForConverter(tc TypeConverter, newObject func(schema.GroupVersionKind) (runtime.Object, error)) TypeConverter {
+	return &builtinConverter{TypeConverter: tc, newObject: newObject}
 }
 
 // builtinConverter is the merge schema of the built-in kinds, which also
