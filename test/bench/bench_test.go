@@ -95,7 +95,7 @@ func TestSmoke(t *testing.T) {
 		t.Errorf("startup: missing cases: %+v", rep.Startup)
 	} else {
 		for _, c := range s.Cases {
-			if c.MedianMs <= 0 || (c.Binary && c.IdleRSSBytes == 0) {
+			if c.MedianMs <= 0 || (c.Binary && (c.IdleRSSBytes == 0 || c.MedianCPUMs <= 0)) {
 				t.Errorf("startup %s: missing figures: %+v", c.Name, c)
 			}
 		}

@@ -328,6 +328,9 @@ func (r *Report) summarizeStartup() {
 		if c.IdleRSSBytes > 0 {
 			note += fmt.Sprintf("; RSS at idle %.1f MB", float64(c.IdleRSSBytes)/1e6)
 		}
+		if c.MedianCPUMs > 0 {
+			note += fmt.Sprintf("; CPU used by ready, median %.0f ms", c.MedianCPUMs)
+		}
 		r.Summary = append(r.Summary, Row{
 			Scenario: "startup", Case: c.Name + ": median to /readyz 200",
 			Value: c.MedianMs, Unit: "ms", RatioName: "absolute",

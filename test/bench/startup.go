@@ -54,6 +54,13 @@ type StartupCase struct {
 	// process's resident set then.
 	IdleHeapBytes uint64 `json:"idleHeapBytes,omitempty"`
 	IdleRSSBytes  uint64 `json:"idleRssBytes,omitempty"`
+	// MedianCPUMs (binary) is the median of the CPU time (user and
+	// system, all threads) the process had used when it became ready:
+	// steadier than the time to ready on a shared machine, and what
+	// that time is made of on a small one.
+	MedianCPUMs float64 `json:"medianCpuMs,omitempty"`
+
+	cpu []time.Duration // of each run, binary only
 }
 
 // startupIdle is how long a server is left idle before its memory is read.
@@ -133,6 +140,7 @@ func runStartup(ctx context.Context, cfg config) (*StartupResult, error) {
 	for i := range res.Cases {
 		sc := &res.Cases[i]
 		sc.MedianMs, sc.MinMs, sc.P90Ms, sc.MaxMs = spread(times[i])
+		sc.MedianCPUMs, _, _, _ = spread(sc.cpu)
 		logf(cfg, "%s: median %.1f ms (min %.1f, p90 %.1f, max %.1f)", sc.Name, sc.MedianMs, sc.MinMs, sc.P90Ms, sc.MaxMs)
 	}
 	return res, nil
@@ -319,6 +327,9 @@ func startBinary(ctx context.Context, bin, dir string, noControllers, measureMem
 		return 0, err
 	}
 	d := time.Since(start)
+	if cpu, ok := processCPU(cmd.Process.Pid); ok {
+		sc.cpu = append(sc.cpu, cpu)
+	}
 	if measureMemory {
 		time.Sleep(startupIdle)
 		sc.IdleRSSBytes = processRSS(cmd.Process.Pid)
@@ -400,6 +411,28 @@ func processRSS(pid int) uint64 {
 		}
 	}
 	return 0
+}
+
+// processCPU is the CPU time process pid has used, user and system,
+// from /proc/pid/stat (in clock ticks, 100 a second on Linux).
+func processCPU(pid int) (time.Duration, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	// The command name, in parentheses, may hold spaces: count fields
+	// after it. utime and stime are the 14th and 15th fields.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseUint(f[11], 10, 64)
+	stime, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, true
 }
 
 // buildMiniapi builds ./cmd/miniapi of this module into dir.
