@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 
 	sigsjson "sigs.k8s.io/json"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/storage"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,6 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	// kube-apiserver's JSON and merge patch library (its patch handler
+	// imports it): which patches apply, and which fail to decode rather
+	// than to apply (400 against 422), are its rules.
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 )
 
 // kube-apiserver's limits on JSON patches, which keep a small patch from
@@ -29,6 +34,22 @@ const (
 	MaxJSONPatchOperations = 10000
 	JSONPatchMaxCopyBytes  = 3 << 20
 )
+
+// limitJSONPatchCopies sets the JSON patch library's copy limit, a
+// process-wide variable, as k8s.io/apiserver's server Config does when
+// it completes: lowered to JSONPatchMaxCopyBytes, never raised (another
+// server of the process may have set a lower one).
+func limitJSONPatchCopies() {
+	for {
+		cur := atomic.LoadInt64(&jsonpatch.AccumulatedCopySizeLimit)
+		if cur > 0 && cur <= JSONPatchMaxCopyBytes {
+			return
+		}
+		if atomic.CompareAndSwapInt64(&jsonpatch.AccumulatedCopySizeLimit, cur, JSONPatchMaxCopyBytes) {
+			return
+		}
+	}
+}
 
 // Patch types, as the Content-Type of a PATCH names them.
 const (
@@ -146,18 +167,21 @@ func decodeErrorMessage(err error) string {
 func (s *Store) patcher(patchType string, patch []byte) (func([]byte) ([]byte, error), error) {
 	switch patchType {
 	case PatchJSON:
+		// As kube-apiserver's patch handler: a patch that is not a list
+		// of operations is 400; what an operation holds (its op, path,
+		// value) is only read when it is applied, where any failure is
+		// 422.
 		p, err := jsonpatch.DecodePatch(patch)
 		if err != nil {
-			return nil, api.NewBadRequest(fmt.Sprintf("invalid JSON patch: %v", err))
+			return nil, api.NewBadRequest(err.Error())
 		}
 		if len(p) > MaxJSONPatchOperations {
 			return nil, api.FromKubeError(apierrors.NewRequestEntityTooLargeError(
 				fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", MaxJSONPatchOperations, len(p))))
 		}
-		opts := jsonpatch.NewApplyOptions()
-		opts.AccumulatedCopySizeLimit = JSONPatchMaxCopyBytes
+		limitJSONPatchCopies()
 		return func(doc []byte) ([]byte, error) {
-			out, err := p.ApplyWithOptions(doc, opts)
+			out, err := p.Apply(doc)
 			if err != nil {
 				// kube-apiserver answers every failure to apply a JSON
 				// patch, the copy limit included, with this generic 422

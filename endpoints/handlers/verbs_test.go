@@ -401,3 +401,45 @@ func TestContinueTokenCompacted(t *testing.T) {
 		t.Fatalf("message = %q", st["message"])
 	}
 }
+
+// TestJSONPatchAsKube: which JSON patches fail, and how, are kube's JSON
+// patch library's rules as kube-apiserver's patch handler applies them
+// (each case's answer read from kube-apiserver 1.37.1 for the same
+// request): a body that is not a list of operations is 400; an operation
+// is only read when applied, so a bad op, a missing path or op, or a
+// failed test is 422 with kube's generic message, and leaves the object
+// as it was; what the library lets through (replace of a missing key, add
+// without a value, copy from a missing path) applies.
+func TestJSONPatchAsKube(t *testing.T) {
+	f := newFixture(t)
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", cms, configMap("a", nil, map[string]string{"k": "v"}))
+	jp := []string{"Content-Type", "application/json-patch+json"}
+	before := f.Must(200, "GET", cms+"/a", nil)
+	for _, p := range []string{
+		`[{"op":"bogus","path":"/data/k","value":"2"}]`,
+		`[{"op":"add","value":"9"}]`,
+		`[{"path":"/data/b","value":"9"}]`,
+		`[{"op":"test","path":"/data/k","value":"nope"}]`,
+		`[{"op":"remove","path":"/data/missing"}]`,
+		`[{"op":"move","from":"/data/missing","path":"/data/b"}]`,
+	} {
+		st := f.Status(f.Do("PATCH", cms+"/a", p, jp...), 422, "Invalid")
+		if st["message"] != "the server rejected our request due to an error in our request" {
+			t.Errorf("%s: message %q, want kube's generic one", p, st["message"])
+		}
+	}
+	for _, p := range []string{`{"op":"add","path":"/data/b","value":"9"}`, `[1]`, `[{"op":"add","path":`} {
+		f.Status(f.Do("PATCH", cms+"/a", p, jp...), 400, "BadRequest")
+	}
+	if after := f.Must(200, "GET", cms+"/a", nil); fieldAt(after, "metadata.resourceVersion") != fieldAt(before, "metadata.resourceVersion") {
+		t.Fatal("a refused patch changed the object")
+	}
+	got := f.Must(200, "PATCH", cms+"/a", `[{"op":"replace","path":"/data/r","value":"1"},{"op":"copy","from":"/data/missing","path":"/data/c"},{"op":"add","path":"/data/n"}]`, jp...)
+	if fieldAt(got, "data.r") != "1" {
+		t.Errorf("replace of a missing key: data %v, want r=1 as kube-apiserver", got["data"])
+	}
+	if _, ok := got["data"].(map[string]any)["c"]; !ok {
+		t.Errorf("copy from a missing path: data %v, want c added as kube-apiserver", got["data"])
+	}
+}
