@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/registry"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // delete answers DELETE on an object with its last state, 200 OK, also
@@ -143,17 +143,15 @@ func queryDeleteOptions(qv url.Values, do *api.DeleteOptions) error {
 	if pp := qv.Get("propagationPolicy"); pp != "" {
 		do.PropagationPolicy = &pp
 	}
-	if b, set, err := boolParam(qv, "orphanDependents"); err != nil {
-		return err
-	} else if set {
+	if b, set := boolParam(qv, "orphanDependents"); set {
 		do.OrphanDependents = &b
 	}
-	if s := qv.Get("gracePeriodSeconds"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return api.NewBadRequest(fmt.Sprintf("gracePeriodSeconds must be an integer, got %q", s))
+	if s, ok := qv["gracePeriodSeconds"]; ok {
+		// kube's conversion of the query's gracePeriodSeconds: its
+		// error is kube's 400 message.
+		if err := runtime.Convert_Slice_string_To_Pointer_int64(&s, &do.GracePeriodSeconds, nil); err != nil {
+			return api.NewBadRequest(err.Error())
 		}
-		do.GracePeriodSeconds = &n
 	}
 	do.DryRun = qv["dryRun"]
 	return nil

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/miniapi/miniapi/api"
@@ -254,8 +253,9 @@ func (q *request) byMethod(method string) {
 	}
 }
 
+// isWatch reports whether a list request asks for a watch: ?watch=, by
+// kube's rule for its options' booleans (as its request info reads it).
 func isWatch(r *http.Request) bool {
-	v := r.URL.Query().Get("watch")
-	b, err := strconv.ParseBool(v)
-	return err == nil && b
+	b, _ := boolParam(r.URL.Query(), "watch")
+	return b
 }

@@ -2,10 +2,8 @@ package handlers
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/miniapi/miniapi/api"
@@ -13,11 +11,11 @@ import (
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -44,50 +42,29 @@ type listParams struct {
 }
 
 // parseListParams reads and validates list/watch query parameters the way
-// kube-apiserver does: malformed values are 400, invalid combinations 422.
+// kube-apiserver does: decoded by kube's parameter codec into its
+// ListOptions (so a malformed number or selector is 400 with kube's
+// message, and a boolean is true unless "false" or "0"), then judged by
+// kube's ValidateListOptions (invalid combinations 422).
 func parseListParams(q url.Values, watch bool) (*listParams, error) {
+	var opts internalversion.ListOptions
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, &opts); err != nil {
+		return nil, api.NewBadRequest(err.Error())
+	}
 	p := &listParams{watch: watch}
-	var err error
-	if s := q.Get("labelSelector"); s != "" {
-		if p.Label, err = labels.Parse(s); err != nil {
-			return nil, api.NewBadRequest(fmt.Sprintf("unable to parse labelSelector %q: %v", s, err))
-		}
+	p.Label, p.Field = opts.LabelSelector, opts.FieldSelector
+	if opts.Limit < 0 {
+		opts.Limit = 0 // kube-apiserver treats a negative limit as none
 	}
-	if s := q.Get("fieldSelector"); s != "" {
-		if p.Field, err = fields.ParseSelector(s); err != nil {
-			return nil, api.NewBadRequest(fmt.Sprintf("unable to parse fieldSelector %q: %v", s, err))
-		}
-	}
-	if s := q.Get("limit"); s != "" {
-		if p.Limit, err = strconv.ParseInt(s, 10, 64); err != nil {
-			return nil, api.NewBadRequest(fmt.Sprintf("limit must be an integer, got %q", s))
-		}
-		if p.Limit < 0 {
-			p.Limit = 0 // kube-apiserver treats a negative limit as none
-		}
-	}
-	p.Continue = q.Get("continue")
-	p.ResourceVersion = q.Get("resourceVersion")
+	p.Limit, p.Continue = opts.Limit, opts.Continue
+	p.ResourceVersion, p.ResourceVersionMatch = opts.ResourceVersion, string(opts.ResourceVersionMatch)
 	if _, err := storage.ParseResourceVersion(p.ResourceVersion); err != nil {
 		return nil, badResourceVersion(p.ResourceVersion)
 	}
-	p.ResourceVersionMatch = q.Get("resourceVersionMatch")
-	if b, set, err := boolParam(q, "allowWatchBookmarks"); err != nil {
-		return nil, err
-	} else if set {
-		p.allowWatchBookmarks = b
-	}
-	if b, set, err := boolParam(q, "sendInitialEvents"); err != nil {
-		return nil, err
-	} else if set {
-		p.sendInitialEvents = &b
-	}
-	if s := q.Get("timeoutSeconds"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n < 0 {
-			return nil, api.NewBadRequest(fmt.Sprintf("timeoutSeconds must be a non-negative integer, got %q", s))
-		}
-		p.timeout = time.Duration(n) * time.Second
+	p.allowWatchBookmarks, p.sendInitialEvents = opts.AllowWatchBookmarks, opts.SendInitialEvents
+	if t := opts.TimeoutSeconds; t != nil {
+		// A negative one ends a watch at once, as in kube-apiserver.
+		p.timeout = time.Duration(*t) * time.Second
 	}
 	// Storage's rule (a continue token pins its own revision), answered
 	// here before the selectors are looked at, and for watches too. With
@@ -95,32 +72,24 @@ func parseListParams(q url.Values, watch bool) (*listParams, error) {
 	if (storage.ListOptions{ResourceVersion: p.ResourceVersion, Continue: p.Continue}).Validate() != nil {
 		return nil, api.NewBadRequest("specifying resource version is not allowed when using continue")
 	}
-	opts := &internalversion.ListOptions{
-		ResourceVersion:      p.ResourceVersion,
-		ResourceVersionMatch: metav1.ResourceVersionMatch(p.ResourceVersionMatch),
-		Watch:                watch,
-		AllowWatchBookmarks:  p.allowWatchBookmarks,
-		SendInitialEvents:    p.sendInitialEvents,
-		Continue:             p.Continue,
-		Limit:                p.Limit,
-	}
-	if errs := validation.ValidateListOptions(opts, true); len(errs) > 0 {
+	opts.Watch = watch
+	if errs := validation.ValidateListOptions(&opts, true); len(errs) > 0 {
 		return nil, api.NewInvalid(api.GroupKind{Group: metaGroup, Kind: "ListOptions"}, "", errs)
 	}
 	return p, nil
 }
 
-// boolParam parses an optional boolean query parameter.
-func boolParam(q url.Values, name string) (val, set bool, err error) {
+// boolParam reads an optional boolean query parameter by kube's rule for
+// options (runtime.Convert_Slice_string_To_Pointer_bool, which its
+// parameter codec applies): true unless "false" or "0", any case.
+func boolParam(q url.Values, name string) (val, set bool) {
 	s, ok := q[name]
-	if !ok || len(s) == 0 {
-		return false, false, nil
+	if !ok {
+		return false, false
 	}
-	b, perr := strconv.ParseBool(s[0])
-	if perr != nil {
-		return false, false, api.NewBadRequest(fmt.Sprintf("%s must be true or false, got %q", name, s[0]))
-	}
-	return b, true, nil
+	var b *bool
+	_ = runtime.Convert_Slice_string_To_Pointer_bool(&s, &b, nil) // never fails
+	return *b, true
 }
 
 // writeParams are the query parameters of the writes that carry an
@@ -159,9 +128,7 @@ func parseWriteParams(r *http.Request, kind, patchType string) (writeParams, err
 	}
 	errs = append(errs, metav1validation.ValidateFieldManager(p.fieldManager, field.NewPath("fieldManager"))...)
 	errs = append(errs, metav1validation.ValidateFieldValidation(field.NewPath("fieldValidation"), p.fieldValidation)...)
-	if force, set, err := boolParam(q, "force"); err != nil {
-		return p, err
-	} else if set && patchType != registry.PatchApply {
+	if force, set := boolParam(q, "force"); set && patchType != registry.PatchApply {
 		errs = append(errs, field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch"))
 	} else {
 		p.force = force
@@ -181,7 +148,7 @@ func parseWriteParams(r *http.Request, kind, patchType string) (writeParams, err
 func warnIgnoredParams(ctx context.Context, r *http.Request) {
 	q := r.URL.Query()
 	if r.Method == http.MethodDelete {
-		if b, _, _ := boolParam(q, "ignoreStoreReadErrorWithClusterBreakingPotential"); b {
+		if b, _ := boolParam(q, "ignoreStoreReadErrorWithClusterBreakingPotential"); b {
 			api.AddWarning(ctx, "ignoreStoreReadErrorWithClusterBreakingPotential has no effect: miniapi stores no object it cannot read")
 		}
 	}

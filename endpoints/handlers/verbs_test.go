@@ -443,3 +443,40 @@ func TestJSONPatchAsKube(t *testing.T) {
 		t.Errorf("copy from a missing path: data %v, want c added as kube-apiserver", got["data"])
 	}
 }
+
+// TestQueryOptionsAsKube: list, watch and delete options in the query are
+// read by kube's parameter codec and conversions, so what kube-apiserver
+// 1.37.1 answered for each of these queries is what miniapi answers: a
+// boolean is true unless "false" or "0" (watch=maybe watches,
+// orphanDependents=maybe orphans), a malformed number or selector is 400
+// with kube's message, a negative timeoutSeconds is no error.
+func TestQueryOptionsAsKube(t *testing.T) {
+	f := newFixture(t)
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", cms, configMap("a", nil, map[string]string{"k": "v"}))
+	badRequest := map[string]string{
+		"?limit=abc":                 `strconv.ParseInt: parsing "abc": invalid syntax`,
+		"?limit=":                    `strconv.ParseInt: parsing "": invalid syntax`,
+		"?timeoutSeconds=abc":        `strconv.ParseInt: parsing "abc": invalid syntax`,
+		"?labelSelector=a%20b":       `unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt`,
+		"?fieldSelector=a%3D%3D%3Db": `invalid field selector: unescaped character in value: 61`,
+	}
+	for q, msg := range badRequest {
+		if st := f.Status(f.Do("GET", cms+q, nil), 400, "BadRequest"); st["message"] != msg {
+			t.Errorf("GET %s: message %q, want kube's %q", q, st["message"], msg)
+		}
+	}
+	for _, q := range []string{"?allowWatchBookmarks=zz", "?timeoutSeconds=-1", "?watch=0", "?watch=FALSE"} {
+		if got := f.Must(200, "GET", cms+q, nil); got["kind"] != "ConfigMapList" {
+			t.Errorf("GET %s: %v, want a list", q, got["kind"])
+		}
+	}
+	f.Status(f.Do("GET", cms+"?sendInitialEvents=zz", nil), 422, "Invalid")
+	if r := f.Do("GET", cms+"?watch=maybe&timeoutSeconds=1", nil); r.Code != 200 || !strings.Contains(string(r.Body), `"type":"ADDED"`) {
+		t.Errorf("watch=maybe: %d %.200s, want a watch", r.Code, r.Body)
+	}
+	if st := f.Status(f.Do("DELETE", cms+"/a?gracePeriodSeconds=abc", nil), 400, "BadRequest"); st["message"] != `strconv.ParseInt: parsing "abc": invalid syntax` {
+		t.Errorf("gracePeriodSeconds=abc: message %q", st["message"])
+	}
+	f.Must(200, "DELETE", cms+"/a?orphanDependents=maybe", nil)
+}
