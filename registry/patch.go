@@ -79,7 +79,7 @@ type StrategicMerger interface {
 // Patch applies patch, of the given patch type, to the named object.
 func (s *Store) Patch(ctx context.Context, ns, name, patchType string, patch []byte, opts UpdateOptions) (*storage.Object, error) {
 	ns = s.namespaceOf(ns)
-	apply, err := s.patcher(patchType, patch)
+	apply, err := s.patcher(patchType, patch, opts.FieldValidation)
 	if err != nil {
 		return nil, err
 	}
@@ -163,14 +163,39 @@ func decodeErrorMessage(err error) string {
 	return err.Error()
 }
 
-// patcher decodes a patch once and returns the function that applies it.
-func (s *Store) patcher(patchType string, patch []byte) (func([]byte) ([]byte, error), error) {
+// jsonPatchOp is one operation of a JSON patch as kube-apiserver's patch
+// handler reads it to check the patch's fields (with fieldValidation
+// Strict or Warn) before its JSON patch library decodes it.
+type jsonPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	From  string `json:"from"`
+	Value any    `json:"value"`
+}
+
+// patcher decodes a patch once and returns the function that applies it,
+// refusing what kube-apiserver's patch handler refuses before applying:
+// a body that is not JSON (400 "invalid JSON patch"), one whose shape its
+// field check cannot read (400 "error decoding patch: ..."), a JSON patch
+// its library cannot decode or of too many operations.
+func (s *Store) patcher(patchType string, patch []byte, directive string) (func([]byte) ([]byte, error), error) {
+	switch patchType {
+	case PatchJSON, PatchMerge, PatchStrategicMerge:
+		if !json.Valid(patch) {
+			return nil, api.NewBadRequest("invalid JSON patch")
+		}
+	}
+	checked := directive == FieldValidationStrict || directive == FieldValidationWarn
 	switch patchType {
 	case PatchJSON:
-		// As kube-apiserver's patch handler: a patch that is not a list
-		// of operations is 400; what an operation holds (its op, path,
-		// value) is only read when it is applied, where any failure is
-		// 422.
+		if checked {
+			var ops []jsonPatchOp
+			if err := json.Unmarshal(patch, &ops); err != nil {
+				return nil, api.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+			}
+		}
+		// An operation's op, path and value are only read when it is
+		// applied: a bad one fails there, 422.
 		p, err := jsonpatch.DecodePatch(patch)
 		if err != nil {
 			return nil, api.NewBadRequest(err.Error())
@@ -196,18 +221,21 @@ func (s *Store) patcher(patchType string, patch []byte) (func([]byte) ([]byte, e
 		if !ok {
 			return nil, api.NewUnsupportedMediaType([]string{PatchJSON, PatchMerge, PatchApply})
 		}
-		if err := checkMergePatch(patch); err != nil {
-			return nil, err
-		}
 		return func(doc []byte) ([]byte, error) { return sm.StrategicMerge(doc, patch) }, nil
 	case PatchMerge:
-		if err := checkMergePatch(patch); err != nil {
-			return nil, err
+		if checked {
+			var m map[string]any
+			if err := json.Unmarshal(patch, &m); err != nil {
+				return nil, api.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+			}
 		}
 		return func(doc []byte) ([]byte, error) {
 			out, err := jsonpatch.MergePatch(doc, patch)
 			if err != nil {
-				return nil, api.NewBadRequest(fmt.Sprintf("the merge patch could not be applied: %v", err))
+				// The library's ErrBadJSONPatch (a patch that is null or
+				// not an object or array), as kube-apiserver answers it;
+				// the document is the server's own and well-formed.
+				return nil, api.NewBadRequest(err.Error())
 			}
 			return out, nil
 		}, nil
@@ -216,21 +244,6 @@ func (s *Store) patcher(patchType string, patch []byte) (func([]byte) ([]byte, e
 	default:
 		return nil, api.NewUnsupportedMediaType([]string{PatchJSON, PatchMerge, PatchStrategicMerge, PatchApply})
 	}
-}
-
-// checkMergePatch refuses a merge patch that is not a JSON object.
-func checkMergePatch(patch []byte) error {
-	if !json.Valid(patch) {
-		return api.NewBadRequest("invalid merge patch: the body is not valid JSON")
-	}
-	var probe any
-	if err := json.Unmarshal(patch, &probe); err != nil {
-		return api.NewBadRequest(fmt.Sprintf("invalid merge patch: %v", err))
-	}
-	if _, ok := probe.(map[string]any); !ok {
-		return api.NewBadRequest("invalid merge patch: the patch must be a JSON object")
-	}
-	return nil
 }
 
 // StrategicMergeTyped applies a strategic merge patch to original (both

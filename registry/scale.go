@@ -118,7 +118,7 @@ func (s *Store) UpdateScale(ctx context.Context, ns, name string, sc *Scale, opt
 // patched replicas as UpdateScale does. As in kube-apiserver, a patch
 // that leaves unset a spec replicas the object does not have is 400.
 func (s *Store) PatchScale(ctx context.Context, ns, name, patchType string, patch []byte, opts UpdateOptions) (*Scale, error) {
-	apply, err := s.patcher(patchType, patch)
+	apply, err := s.patcher(patchType, patch, opts.FieldValidation)
 	if err != nil {
 		return nil, err
 	}

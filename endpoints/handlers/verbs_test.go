@@ -480,3 +480,29 @@ func TestQueryOptionsAsKube(t *testing.T) {
 	}
 	f.Must(200, "DELETE", cms+"/a?orphanDependents=maybe", nil)
 }
+
+// TestPatchBodiesAsKube: what kube-apiserver 1.37.1 answered for each of
+// these patch bodies, checked before any is applied: a body that is not
+// JSON, of any patch type; a merge patch that is not an object (with
+// fieldValidation Warn, the default, or Ignore).
+func TestPatchBodiesAsKube(t *testing.T) {
+	f := newFixture(t)
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", cms, configMap("a", nil, map[string]string{"k": "v"}))
+	cases := []struct{ patchType, query, body, msg string }{
+		{"application/merge-patch+json", "", `{not json`, "invalid JSON patch"},
+		{"application/json-patch+json", "", `[{"op":"add","path":`, "invalid JSON patch"},
+		{"application/strategic-merge-patch+json", "", `{not json`, "invalid JSON patch"},
+		{"application/merge-patch+json", "", `"x"`, "error decoding patch: json: cannot unmarshal string into Go value of type map[string]interface {}"},
+		{"application/merge-patch+json", "?fieldValidation=Ignore", `"x"`, "Invalid JSON Patch"},
+		{"application/merge-patch+json", "", `null`, "Invalid JSON Patch"},
+		{"application/json-patch+json", "?fieldValidation=Ignore", `{"op":"add"}`, "json: cannot unmarshal object into Go value of type jsonpatch.Patch"},
+		{"application/strategic-merge-patch+json", "", `[1]`, "json: cannot unmarshal array into Go value of type map[string]interface {}"},
+	}
+	for _, c := range cases {
+		st := f.Status(f.Do("PATCH", cms+"/a"+c.query, c.body, "Content-Type", c.patchType), 400, "BadRequest")
+		if st["message"] != c.msg {
+			t.Errorf("%s %s%s: message %q, want kube's %q", c.patchType, c.body, c.query, st["message"], c.msg)
+		}
+	}
+}
