@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/miniapi/miniapi/fieldmanager"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
@@ -123,7 +124,7 @@ var mergeSchema = sync.OnceValues(func() (fieldmanager.TypeConverter, error) {
 	parser := &typed.Parser{Schema: smdschema.Schema{Types: types}}
 	tc := mergeConverter{
 		TypeConverter: managedfields.NewSchemeTypeConverter(scheme, parser),
-		kinds:         mergeKinds(types),
+		kinds:         mergeKinds(parser, types),
 	}
 	return fieldmanager.ForConverter(tc, func(gvk schema.GroupVersionKind) (runtime.Object, error) {
 		obj, err := scheme.New(gvk)
@@ -142,13 +143,18 @@ func ParseMergeSchema() { _, _ = mergeSchema() }
 // mergeKinds are the kinds the schema's types are, as kube-apiserver's
 // converter indexes them: by the x-kubernetes-group-version-kind kube's
 // namer gives each definition.
-func mergeKinds(types []smdschema.TypeDef) map[schema.GroupVersionKind]bool {
-	kinds := map[schema.GroupVersionKind]bool{}
+func mergeKinds(parser *typed.Parser, types []smdschema.TypeDef) map[schema.GroupVersionKind]*typed.ParseableType {
+	kinds := map[schema.GroupVersionKind]*typed.ParseableType{}
 	n := namer()
 	for _, t := range types {
 		_, ext := n.GetDefinitionName(t.Name)
-		for _, gvk := range definitionKinds(ext) {
-			kinds[gvk] = true
+		gvks := definitionKinds(ext)
+		if len(gvks) == 0 {
+			continue
+		}
+		pt := parser.Type(t.Name)
+		for _, gvk := range gvks {
+			kinds[gvk] = &pt
 		}
 	}
 	return kinds
@@ -174,20 +180,28 @@ func definitionKinds(ext map[string]any) []schema.GroupVersionKind {
 	return out
 }
 
-// mergeConverter is kube's converter over the scheme and the schema,
-// which answers a kind the schema lacks (a version kube's scheme knows
-// but does not serve, named in an old managedFields entry) with an error
-// kube's field manager takes for a missing version, as kube-apiserver's
-// own converter does, so the entry is dropped rather than the write
-// failed.
+// mergeConverter turns objects into typed values of the schema as
+// kube-apiserver's own converter does (managedfields.NewTypeConverter,
+// which needs the OpenAPI models this schema was built from): by the
+// kind's type, looked up once here rather than named through the scheme
+// on every write as kube's scheme-based converter, which turns typed
+// values back into objects, does. A kind the schema lacks (a version
+// kube's scheme knows but does not serve, named in an old managedFields
+// entry) is answered with an error kube's field manager takes for a
+// missing version, so the entry is dropped rather than the write failed.
 type mergeConverter struct {
 	managedfields.TypeConverter
-	kinds map[schema.GroupVersionKind]bool
+	kinds map[schema.GroupVersionKind]*typed.ParseableType
 }
 
 func (c mergeConverter) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
-	if gvk := obj.GetObjectKind().GroupVersionKind(); !c.kinds[gvk] {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	t := c.kinds[gvk]
+	if t == nil {
 		return nil, runtime.NewNotRegisteredErrForKind("the built-in kinds' merge schema", gvk)
 	}
-	return c.TypeConverter.ObjectToTyped(obj, opts...)
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return t.FromUnstructured(u.UnstructuredContent(), opts...)
+	}
+	return t.FromStructured(obj, opts...)
 }
