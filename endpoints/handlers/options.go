@@ -52,7 +52,14 @@ func parseListParams(q url.Values, watch bool) (*listParams, error) {
 		return nil, api.NewBadRequest(err.Error())
 	}
 	p := &listParams{watch: watch}
-	p.Label, p.Field = opts.LabelSelector, opts.FieldSelector
+	// The codec gives an empty selector for an absent one; nil is what
+	// the rest of the path takes for "none".
+	if opts.LabelSelector != nil && !opts.LabelSelector.Empty() {
+		p.Label = opts.LabelSelector
+	}
+	if opts.FieldSelector != nil && !opts.FieldSelector.Empty() {
+		p.Field = opts.FieldSelector
+	}
 	if opts.Limit < 0 {
 		opts.Limit = 0 // kube-apiserver treats a negative limit as none
 	}
