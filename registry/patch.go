@@ -173,6 +173,20 @@ type jsonPatchOp struct {
 	Value any    `json:"value"`
 }
 
+// applyJSONPatch applies p to doc, turning a panic of the library into an
+// error: v4.13.0 dereferences nil on a replace of the whole document
+// without a value (`[{"op":"replace","path":""}]`), which drops
+// kube-apiserver 1.37.1's connection without an answer; miniapi answers
+// it as any patch that cannot be applied.
+func applyJSONPatch(p jsonpatch.Patch, doc []byte) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("the patch cannot be applied: %v", r)
+		}
+	}()
+	return p.Apply(doc)
+}
+
 // patcher decodes a patch once and returns the function that applies it,
 // refusing what kube-apiserver's patch handler refuses before applying:
 // a body that is not JSON (400 "invalid JSON patch"), one whose shape its
@@ -206,7 +220,7 @@ func (s *Store) patcher(patchType string, patch []byte, directive string) (func(
 		}
 		limitJSONPatchCopies()
 		return func(doc []byte) ([]byte, error) {
-			out, err := p.Apply(doc)
+			out, err := applyJSONPatch(p, doc)
 			if err != nil {
 				// kube-apiserver answers every failure to apply a JSON
 				// patch, the copy limit included, with this generic 422
