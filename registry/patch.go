@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -237,7 +238,9 @@ func (s *Store) patcher(patchType string, patch []byte, directive string) (func(
 		}
 		return func(doc []byte) ([]byte, error) { return sm.StrategicMerge(doc, patch) }, nil
 	case PatchMerge:
-		if checked {
+		// Valid JSON that opens with "{" always decodes into a map: only
+		// another shape is decoded, for the error kube's check gives it.
+		if trimmed := bytes.TrimLeft(patch, " \t\r\n"); checked && (len(trimmed) == 0 || trimmed[0] != '{') {
 			var m map[string]any
 			if err := json.Unmarshal(patch, &m); err != nil {
 				return nil, api.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
