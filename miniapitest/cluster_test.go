@@ -298,14 +298,17 @@ func TestKubeletGracePeriod(t *testing.T) {
 	env.WaitForScheduler(ctx)
 	env.WaitForKubelet(ctx)
 
-	grace := int64(1)
+	// deletionTimestamp, when the kubelet ends the containers, has a
+	// resolution of a second: the pod may go up to a second before
+	// start+grace, so the grace is long enough to look inside it.
+	grace := int64(3)
 	start := time.Now()
 	if err := cs.CoreV1().Pods("default").Delete(ctx, "web", metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
 		t.Fatal(err)
 	}
 	env.WaitForKubelet(ctx)
 	p, err := cs.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
-	if time.Since(start) < time.Duration(grace)*time.Second-100*time.Millisecond {
+	if time.Since(start) < time.Duration(grace)*time.Second-time.Second-100*time.Millisecond {
 		if err != nil || p.DeletionTimestamp == nil || p.Status.Phase != corev1.PodRunning {
 			t.Fatalf("within the grace period: %v, %+v; want the pod Running, terminating", err, p)
 		}
