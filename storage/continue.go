@@ -1,64 +1,31 @@
 package storage
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"path"
-	"strings"
+
+	kubestorage "k8s.io/apiserver/pkg/storage"
 )
 
-// continueToken is the JSON inside a continue token; the field names match
-// kube-apiserver's so the tokens look alike.
-type continueToken struct {
-	APIVersion      string `json:"v"`
-	ResourceVersion int64  `json:"rv"`
-	StartKey        string `json:"start"`
-}
-
-const continueTokenVersion = "meta.k8s.io/v1"
+// Continue tokens are kube-apiserver's own (k8s.io/apiserver's
+// EncodeContinue and DecodeContinue), so a token reads, and a bad one is
+// refused, exactly as there; these two only fit them to our keys and
+// errors.
 
 // EncodeContinue builds the token for a page that continues at key
-// nextKey (exclusive of nothing: the next page starts at nextKey) of a list
-// under prefix read at revision rev.
+// nextKey (the next page starts at nextKey) of a list under prefix read
+// at revision rev.
 func EncodeContinue(nextKey, prefix string, rev int64) (string, error) {
-	rel, ok := strings.CutPrefix(nextKey, prefix)
-	if !ok {
-		return "", fmt.Errorf("storage: continue key %q is not under %q", nextKey, prefix)
-	}
-	b, err := json.Marshal(continueToken{APIVersion: continueTokenVersion, ResourceVersion: rev, StartKey: rel})
-	if err != nil {
-		return "", err
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
+	return kubestorage.EncodeContinue(nextKey, prefix, rev)
 }
 
 // DecodeContinue returns the key the next page starts at and the revision
-// the list is pinned to. A malformed token is an Invalid error.
+// the list is pinned to; 0 for a token whose revision is negative, which
+// kube-apiserver reads as "the latest". A malformed token is an Invalid
+// error with kube-apiserver's message.
 func DecodeContinue(token, prefix string) (fromKey string, rev int64, err error) {
-	invalid := func(why string) error {
-		return NewError(CodeInvalid, "", 0, fmt.Errorf("continue key is not valid: %s", why))
-	}
-	b, err := base64.RawURLEncoding.DecodeString(token)
+	fromKey, rev, err = kubestorage.DecodeContinue(token, prefix)
 	if err != nil {
-		return "", 0, invalid("not base64")
+		return "", 0, NewError(CodeInvalid, "", 0, fmt.Errorf("invalid continue token: %w", err))
 	}
-	var t continueToken
-	if err := json.Unmarshal(b, &t); err != nil {
-		return "", 0, invalid("not a continue token")
-	}
-	if t.APIVersion != continueTokenVersion {
-		return "", 0, invalid(fmt.Sprintf("unknown version %q", t.APIVersion))
-	}
-	if t.ResourceVersion <= 0 {
-		return "", 0, invalid("incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
-	}
-	// The key must stay under prefix: as kube-apiserver, refuse a key
-	// path.Clean would change ("..", "." or empty segments), which
-	// leaves names that merely contain dots ("a..b" is a valid Role
-	// name) to page through.
-	if t.StartKey == "" || strings.HasPrefix(t.StartKey, "/") || path.Clean("/"+t.StartKey) != "/"+t.StartKey {
-		return "", 0, invalid("start key is not valid")
-	}
-	return prefix + t.StartKey, t.ResourceVersion, nil
+	return fromKey, max(rev, 0), nil
 }

@@ -3,7 +3,10 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
+
+	kubestorage "k8s.io/apiserver/pkg/storage"
 )
 
 // This file holds the resourceVersion rules every backend follows, as
@@ -11,17 +14,16 @@ import (
 // in front of them cannot disagree.
 
 // ParseResourceVersion parses a resourceVersion sent by a client: "" is 0
-// (unset), anything else must be a non-negative decimal revision.
+// (unset), anything else must be what kube-apiserver's versioner accepts
+// (strconv.ParseUint: decimal digits, no sign), refused in its words.
+// Revisions past the largest int64 read as the largest: no etcd revision
+// reaches them, so they are too large, as they are for kube-apiserver.
 func ParseResourceVersion(rv string) (int64, error) {
-	if rv == "" {
-		return 0, nil
+	n, err := kubestorage.APIObjectVersioner{}.ParseResourceVersion(rv)
+	if err != nil {
+		return 0, NewError(CodeInvalid, "", 0, fmt.Errorf("invalid resource version: %w", err))
 	}
-	// Digits only, as kube-apiserver's strconv.ParseUint: no sign.
-	n, err := strconv.ParseInt(rv, 10, 64)
-	if err != nil || rv[0] == '+' || rv[0] == '-' {
-		return 0, NewError(CodeInvalid, "", 0, fmt.Errorf("invalid resource version %q", rv))
-	}
-	return n, nil
+	return int64(min(n, math.MaxInt64)), nil
 }
 
 // FormatResourceVersion is the one place a revision becomes a
@@ -52,8 +54,9 @@ func (o WatchOptions) SendsInitialEventsEnd() bool {
 }
 
 // Validate returns an Invalid error for options no backend serves: a
-// ResourceVersion that is not "" or a revision; a ResourceVersion other
-// than "" or "0" with a continue token, which pins its own revision; and,
+// ResourceVersion that is not "" or a revision; a continue token that
+// does not decode; a ResourceVersion other than "" or "0" with a
+// continue token, which pins its own revision; and,
 // without a token, ResourceVersionMatch NotOlderThan with no
 // ResourceVersion, Exact with none other than 0, or an unknown match.
 func (o ListOptions) Validate() error {
@@ -63,6 +66,10 @@ func (o ListOptions) Validate() error {
 	}
 	invalid := func(msg string) error { return NewError(CodeInvalid, "", 0, errors.New(msg)) }
 	if o.Continue != "" {
+		// The token is read first, as kube-apiserver reads it.
+		if _, _, err := DecodeContinue(o.Continue, ""); err != nil {
+			return err
+		}
 		if o.ResourceVersion != "" && o.ResourceVersion != "0" {
 			return invalid("specifying resource version is not allowed when using continue")
 		}

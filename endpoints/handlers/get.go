@@ -30,7 +30,7 @@ func (q *request) get() {
 func (q *request) getResourceVersion() (string, bool) {
 	rv := q.r.URL.Query().Get("resourceVersion")
 	if _, err := storage.ParseResourceVersion(rv); err != nil {
-		q.fail(badResourceVersion(rv))
+		q.fail(badParam(err))
 		return "", false
 	}
 	return rv, true

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -138,6 +139,14 @@ func encodeItems(apiVersion, listKind string, meta api.ListMeta, items []*storag
 	return buf.Bytes(), nil
 }
 
-func badResourceVersion(rv string) error {
-	return api.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q: must be a non-negative integer", rv))
+// badResourceVersion is the 400 for a resourceVersion ParseResourceVersion
+// refused with err, in kube-apiserver's words for a list. (A get or
+// watch with one gets a 500 from kube-apiserver 1.37, with the same
+// words; it is the client's mistake, so miniapi answers 400.)
+func badParam(err error) error {
+	var se *storage.Error
+	if errors.As(err, &se) && se.Err != nil {
+		return api.NewBadRequest(se.Err.Error())
+	}
+	return api.NewBadRequest(err.Error())
 }

@@ -65,23 +65,28 @@ func parseListParams(q url.Values, watch bool) (*listParams, error) {
 	}
 	p.Limit, p.Continue = opts.Limit, opts.Continue
 	p.ResourceVersion, p.ResourceVersionMatch = opts.ResourceVersion, string(opts.ResourceVersionMatch)
-	if _, err := storage.ParseResourceVersion(p.ResourceVersion); err != nil {
-		return nil, badResourceVersion(p.ResourceVersion)
-	}
 	p.allowWatchBookmarks, p.sendInitialEvents = opts.AllowWatchBookmarks, opts.SendInitialEvents
 	if t := opts.TimeoutSeconds; t != nil {
 		// A negative one ends a watch at once, as in kube-apiserver.
 		p.timeout = time.Duration(*t) * time.Second
 	}
-	// Storage's rule (a continue token pins its own revision), answered
-	// here before the selectors are looked at, and for watches too. With
-	// a valid resourceVersion and no match it is the only one that fails.
-	if (storage.ListOptions{ResourceVersion: p.ResourceVersion, Continue: p.Continue}).Validate() != nil {
-		return nil, api.NewBadRequest("specifying resource version is not allowed when using continue")
-	}
+	// kube validates the options with its defaults applied (a watch
+	// from "" or "0" sends initial events, not older than then), and
+	// only then reads the resourceVersion and, for a list, the continue
+	// token (a token pins its own revision), before the selectors are
+	// looked at. A watch ignores a continue token.
 	opts.Watch = watch
+	internalversion.SetListOptionsDefaults(&opts, true)
 	if errs := validation.ValidateListOptions(&opts, true); len(errs) > 0 {
 		return nil, api.NewInvalid(api.GroupKind{Group: metaGroup, Kind: "ListOptions"}, "", errs)
+	}
+	if _, err := storage.ParseResourceVersion(p.ResourceVersion); err != nil {
+		return nil, badParam(err)
+	}
+	if !watch {
+		if err := (storage.ListOptions{ResourceVersion: p.ResourceVersion, Continue: p.Continue}).Validate(); err != nil {
+			return nil, badParam(err)
+		}
 	}
 	return p, nil
 }

@@ -2,7 +2,9 @@ package handlers
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -507,5 +509,75 @@ func TestPatchBodiesAsKube(t *testing.T) {
 		if st["message"] != c.msg {
 			t.Errorf("%s %s%s: message %q, want kube's %q", c.patchType, c.body, c.query, st["message"], c.msg)
 		}
+	}
+}
+
+// TestContinueAndResourceVersionAsKube: what kube-apiserver 1.37.1
+// answered for these continue tokens and resourceVersions (its own
+// DecodeContinue and versioner now read them here too). A token whose
+// revision is negative reads the latest state; a watch ignores a token
+// when it names a resourceVersion and refuses one when it does not. A
+// get or watch with a bad resourceVersion is the one difference: 500
+// there, 400 here (the client's mistake), with the same words.
+func TestContinueAndResourceVersionAsKube(t *testing.T) {
+	f := newFixture(t)
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", cms, configMap("c1", nil, nil))
+	f.Must(201, "POST", cms, configMap("c2", nil, nil))
+	tok := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	badRequest := []struct{ query, msg string }{
+		{"?continue=abc!", "invalid continue token: continue key is not valid: illegal base64 data at input byte 3"},
+		{"?continue=" + tok("xx"), "invalid continue token: continue key is not valid: invalid character 'x' looking for beginning of value"},
+		{"?continue=" + tok(`{"v":"meta.k8s.io/v2","rv":5,"start":"a"}`), "invalid continue token: continue key is not valid: server does not recognize this encoded version meta.k8s.io/v2"},
+		{"?continue=" + tok(`{"v":"meta.k8s.io/v1","rv":0,"start":"a"}`), "invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"},
+		{"?continue=" + tok(`{"v":"meta.k8s.io/v1","rv":5,"start":""}`), "invalid continue token: continue key is not valid: encoded start key empty (version meta.k8s.io/v1)"},
+		{"?continue=" + tok(`{"v":"meta.k8s.io/v1","rv":5,"start":"../x"}`), "invalid continue token: continue key is not valid: ../x"},
+		{"?continue=abc!&resourceVersion=5", "invalid continue token: continue key is not valid: illegal base64 data at input byte 3"},
+		{"?continue=" + tok(`{"v":"meta.k8s.io/v1","rv":-1,"start":"c2"}`) + "&resourceVersion=5", "specifying resource version is not allowed when using continue"},
+		{"?resourceVersion=abc", `invalid resource version: resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax`},
+		{"?resourceVersion=-1&limit=1", `invalid resource version: resourceVersion: Invalid value: "-1": strconv.ParseUint: parsing "-1": invalid syntax`},
+		{"?resourceVersion=%2B5&resourceVersionMatch=Exact", `invalid resource version: resourceVersion: Invalid value: "+5": strconv.ParseUint: parsing "+5": invalid syntax`},
+		{"?resourceVersion=abc&watch=1", `invalid resource version: resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax`},
+		{"/c1?resourceVersion=-1", `invalid resource version: resourceVersion: Invalid value: "-1": strconv.ParseUint: parsing "-1": invalid syntax`},
+	}
+	for _, c := range badRequest {
+		if st := f.Status(f.Do("GET", cms+c.query, nil), 400, "BadRequest"); st["message"] != c.msg {
+			t.Errorf("GET %s: message %q, want kube's %q", c.query, st["message"], c.msg)
+		}
+	}
+	names := func(l map[string]any) []string {
+		var out []string
+		for _, it := range l["items"].([]any) {
+			out = append(out, it.(map[string]any)["metadata"].(map[string]any)["name"].(string))
+		}
+		return out
+	}
+	for _, c := range []struct {
+		query string
+		want  []string
+		more  bool
+	}{
+		{"?continue=" + tok(`{"v":"meta.k8s.io/v1","rv":-1,"start":"c2"}`), []string{"c2"}, false},
+		{"?continue=" + tok(`{"v":"meta.k8s.io/v1","rv":-1,"start":"/c2"}`), []string{"c2"}, false},
+		{"?limit=1&continue=" + tok(`{"v":"meta.k8s.io/v1","rv":-1,"start":"c1"}`), []string{"c1"}, true},
+	} {
+		l := f.Must(200, "GET", cms+c.query, nil)
+		next, _ := l["metadata"].(map[string]any)["continue"].(string)
+		if got := names(l); !slices.Equal(got, c.want) || (next != "") != c.more {
+			t.Errorf("GET %s: %v, continue %q; want %v, more %v", c.query, got, next, c.want, c.more)
+		}
+		if next != "" {
+			// The next page is pinned to the revision the first read.
+			if got := names(f.Must(200, "GET", cms+"?limit=1&continue="+next, nil)); !slices.Equal(got, []string{"c2"}) {
+				t.Errorf("page after %s: %v, want [c2]", c.query, got)
+			}
+		}
+	}
+	st := f.Status(f.Do("GET", cms+"?watch=1&continue=abc!", nil), 422, "Invalid")
+	if want := `ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided`; st["message"] != want {
+		t.Errorf("watch with a token: message %q, want kube's %q", st["message"], want)
+	}
+	if r := f.Do("GET", cms+"?watch=1&timeoutSeconds=1&resourceVersion=1&continue=abc!", nil); r.Code != 200 || !strings.Contains(string(r.Body), `"type":"ADDED"`) {
+		t.Errorf("watch from a resourceVersion with a token: %d %.200s, want the watch", r.Code, r.Body)
 	}
 }

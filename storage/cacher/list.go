@@ -39,6 +39,11 @@ func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptio
 		if err != nil {
 			return nil, err
 		}
+		if rev == 0 {
+			// A token for the latest revision: the underlying
+			// storage reads it and pins the pages after.
+			return c.underlying.List(ctx, prefix, opts)
+		}
 		if l := c.listAt(ctx, prefix, from, rev, opts); l != nil {
 			return l, nil
 		}
