@@ -113,20 +113,41 @@ func (r *resource) subresources() []registry.Subresource {
 // typ is the registry Type serving r.
 func (r *resource) typ() registry.Type {
 	return registry.Type{
-		Group:              r.group,
-		Version:            r.version,
-		Kind:               r.kind,
-		Plural:             r.plural,
-		Singular:           r.singular,
-		ShortNames:         r.shortNames,
-		Categories:         r.categories,
-		Namespaced:         r.namespaced,
-		Scale:              r.scale,
-		StorageVersion:     r.storageVersion,
-		StorageGroup:       r.storageGroup,
-		DeprecationWarning: r.deprecationWarning(),
-		Strategy:           r.strategyOf(),
+		Group:               r.group,
+		Version:             r.version,
+		Kind:                r.kind,
+		Plural:              r.plural,
+		Singular:            r.singular,
+		ShortNames:          r.shortNames,
+		Categories:          r.categories,
+		Namespaced:          r.namespaced,
+		Scale:               r.scale,
+		ReturnDeletedObject: returnsDeletedObject[schema.GroupResource{Group: r.group, Resource: r.plural}],
+		StorageVersion:      r.storageVersion,
+		StorageGroup:        r.storageGroup,
+		DeprecationWarning:  r.deprecationWarning(),
+		Strategy:            r.strategyOf(),
 	}
+}
+
+// returnsDeletedObject are the resources whose storage in kube-apiserver
+// 1.37.1 answers a delete with the deleted object (their storage.go sets
+// genericregistry.Store's ReturnDeletedObject; DeviceTaintRule sets it
+// only for versions before v1); the others answer a Status.
+var returnsDeletedObject = map[schema.GroupResource]bool{
+	{Resource: "namespaces"}: true, {Resource: "persistentvolumeclaims"}: true,
+	{Resource: "persistentvolumes"}: true, {Resource: "pods"}: true,
+	{Resource: "podtemplates"}: true, {Resource: "resourcequotas"}: true,
+	{Resource: "serviceaccounts"}: true, {Resource: "services"}: true,
+	{Group: "resource.k8s.io", Resource: "deviceclasses"}:          true,
+	{Group: "resource.k8s.io", Resource: "resourceclaims"}:         true,
+	{Group: "resource.k8s.io", Resource: "resourceclaimtemplates"}: true,
+	{Group: "resource.k8s.io", Resource: "resourceslices"}:         true,
+	{Group: "storage.k8s.io", Resource: "csidrivers"}:              true,
+	{Group: "storage.k8s.io", Resource: "csinodes"}:                true,
+	{Group: "storage.k8s.io", Resource: "storageclasses"}:          true,
+	{Group: "storage.k8s.io", Resource: "volumeattachments"}:       true,
+	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}: true,
 }
 
 // servedMajor and servedMinor are the Kubernetes release whose API

@@ -12,6 +12,10 @@ import (
 	"github.com/miniapi/miniapi/storage"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apiserver/pkg/registry/rest"
 )
 
 // DeleteOptions qualify a Delete.
@@ -94,7 +98,7 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions)
 		if err != nil {
 			return nil, false, err
 		}
-		if err := s.checkPreconditions(name, curObj, opts.Preconditions); err != nil {
+		if err := s.checkDeletePreconditions(ctx, curObj, opts.Preconditions); err != nil {
 			return nil, false, err
 		}
 		admission.OldObject = curObj
@@ -340,8 +344,44 @@ func (s *Store) holdsDeletion(obj *api.Object) bool {
 	return ok && obj.Metadata.DeletionTimestamp != nil && h.HoldsDeletion(obj)
 }
 
+// checkDeletePreconditions is kube-apiserver's first look at a delete's
+// preconditions, before anything is written: its rest.BeforeDelete,
+// given the current object's identity, answers 409 Conflict naming the
+// kind ("the UID in the precondition (x) does not match the UID in
+// record (y)..."). The looks inside the write (checkPreconditions) are
+// its storage's, in its storage's words.
+func (s *Store) checkDeletePreconditions(ctx context.Context, cur *api.Object, p *api.Preconditions) error {
+	if p == nil {
+		return nil
+	}
+	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Name: cur.Metadata.Name, Namespace: cur.Metadata.Namespace,
+		UID: types.UID(cur.Metadata.UID), ResourceVersion: cur.Metadata.ResourceVersion,
+	}}
+	opts := &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: (*types.UID)(p.UID), ResourceVersion: p.ResourceVersion}}
+	gvk := schema.GroupVersionKind{Group: s.t.Group, Version: s.t.Version, Kind: s.t.Kind}
+	if _, _, err := rest.BeforeDelete(kindTyper{gvk}, ctx, obj, opts); err != nil {
+		return api.FromKubeError(err)
+	}
+	return nil
+}
+
+// kindTyper is the one thing kube's rest.BeforeDelete asks of a strategy
+// (it is not a graceful one, so it stops after the preconditions): the
+// kind of the object.
+type kindTyper struct{ gvk schema.GroupVersionKind }
+
+// ObjectKinds returns the store's kind.
+func (k kindTyper) ObjectKinds(runtime.Object) ([]schema.GroupVersionKind, bool, error) {
+	return []schema.GroupVersionKind{k.gvk}, false, nil
+}
+
+// Recognizes reports whether gvk is the store's kind.
+func (k kindTyper) Recognizes(gvk schema.GroupVersionKind) bool { return gvk == k.gvk }
+
 // checkPreconditions compares uid and resourceVersion preconditions with
-// the current object, answering 409 Conflict as kube-apiserver does.
+// the object a delete is about to write, answering 409 Conflict as
+// kube-apiserver's storage does.
 func (s *Store) checkPreconditions(name string, cur *api.Object, p *api.Preconditions) error {
 	if p == nil {
 		return nil

@@ -44,6 +44,12 @@ type Type struct {
 	Categories []string
 	// Namespaced is true for namespaced types, false for cluster-scoped.
 	Namespaced bool
+	// ReturnDeletedObject makes a delete that removes an object answer
+	// with the object, as kube-apiserver's store does for the kinds that
+	// set its flag of that name (Pods, Services, Namespaces...); a delete
+	// of any other kind answers a Status Success naming what went. An
+	// object finalizers keep is answered as it stands either way.
+	ReturnDeletedObject bool
 	// SelectableFields are the field paths (beyond metadata.name and
 	// metadata.namespace) that field selectors may use, e.g.
 	// "spec.nodeName". Values are read from the object by path.

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,9 +9,12 @@ import (
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/registry"
+	"github.com/miniapi/miniapi/storage"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
+	"k8s.io/apiserver/pkg/util/apihelpers"
 )
 
 // delete answers DELETE on an object with its last state, 200 OK, also
@@ -29,11 +31,28 @@ func (q *request) delete() {
 		q.fail(err)
 		return
 	}
+	if deleted && !q.t.ReturnDeletedObject {
+		q.writeDeleted(obj)
+		return
+	}
 	code := http.StatusOK
 	if !deleted && opts.cascadeRequested {
 		code = http.StatusAccepted
 	}
 	q.writeObject(out, code, obj)
+}
+
+// writeDeleted answers a delete that removed obj as kube-apiserver's
+// store does for a kind that does not return deleted objects: a Status
+// Success naming it, details.kind being the resource, as kube sets it.
+func (q *request) writeDeleted(obj *storage.Object) {
+	var m struct {
+		UID string `json:"uid"`
+	}
+	_ = json.Unmarshal(storage.MetadataJSON(obj.Data), &m) // stored objects have metadata; an empty uid otherwise
+	st := api.Status{TypeMeta: api.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: api.StatusSuccess,
+		Details: &api.StatusDetails{Name: q.info.Name, Group: q.t.Group, Kind: q.t.Plural, UID: m.UID}}
+	writeStatus(q.w, q.r, http.StatusOK, st)
 }
 
 // deleteRequest is a delete's options and how to answer it.
@@ -93,16 +112,9 @@ func (q *request) deleteOptions() (deleteRequest, error) {
 	if err != nil {
 		return deleteRequest{}, err
 	}
-	if len(bytes.TrimSpace(body)) > 0 {
-		j, _, err := bodyToJSON(q.r, q.t, body)
-		if err != nil {
+	if len(body) > 0 {
+		if err := decodeDeleteOptions(q.r, body, &do); err != nil {
 			return deleteRequest{}, err
-		}
-		if err := json.Unmarshal(j, &do); err != nil {
-			return deleteRequest{}, api.NewBadRequest(fmt.Sprintf("the body is not valid DeleteOptions: %v", api.DescribeJSONError(err)))
-		}
-		if do.Kind != "" && do.Kind != "DeleteOptions" {
-			return deleteRequest{}, api.NewBadRequest(fmt.Sprintf("the body must be DeleteOptions, got kind %q", do.Kind))
 		}
 		if ignored := queryDeleteParams(q.r.URL.Query()); len(ignored) > 0 {
 			api.AddWarning(q.r.Context(), fmt.Sprintf(bodyOverridesQueryWarning, strings.Join(ignored, ", ")))
@@ -136,6 +148,38 @@ func (q *request) deleteOptions() (deleteRequest, error) {
 		opts.cascadeRequested = true
 	}
 	return opts, nil
+}
+
+// decodeDeleteOptions decodes a delete's body as kube-apiserver's delete
+// handler does, with its codecs for meta.k8s.io (JSON, YAML or protobuf,
+// meta.k8s.io/v1 by default, any group's DeleteOptions accepted), and
+// answers its 400 in its words for anything else; do gets what it said.
+func decodeDeleteOptions(r *http.Request, body []byte, do *api.DeleteOptions) error {
+	codecs := apihelpers.GetMetaInternalVersionCodecs()
+	s, err := negotiation.NegotiateInputSerializer(r, false, codecs)
+	if err != nil {
+		return api.FromKubeError(err)
+	}
+	opts := &metav1.DeleteOptions{}
+	defaultGVK := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+	obj, _, err := codecs.DecoderToVersion(s.Serializer, defaultGVK.GroupVersion()).Decode(body, &defaultGVK, opts)
+	if err != nil {
+		return api.NewBadRequest(err.Error())
+	}
+	if obj != opts {
+		return api.NewBadRequest("decoded object cannot be converted to DeleteOptions")
+	}
+	do.GracePeriodSeconds, do.OrphanDependents, do.DryRun = opts.GracePeriodSeconds, opts.OrphanDependents, opts.DryRun
+	if p := opts.PropagationPolicy; p != nil {
+		do.PropagationPolicy = (*string)(p)
+	}
+	if p := opts.Preconditions; p != nil {
+		do.Preconditions = &api.Preconditions{UID: (*string)(p.UID), ResourceVersion: p.ResourceVersion}
+	}
+	if b := opts.IgnoreStoreReadErrorWithClusterBreakingPotential; b != nil && *b {
+		api.AddWarning(r.Context(), ignoreStoreReadErrorWarning)
+	}
+	return nil
 }
 
 // queryDeleteOptions reads the DeleteOptions a query gives into do.

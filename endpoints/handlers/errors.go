@@ -40,7 +40,6 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	}
 	st := sc.Status()
 	auditStatus(r, st)
-	out := negotiateStatus(r)
 	code := int(st.Code)
 	if code == 0 {
 		code = http.StatusInternalServerError
@@ -48,6 +47,12 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
 	}
+	writeStatus(w, r, code, st)
+}
+
+// writeStatus writes st with code in the form the request accepts.
+func writeStatus(w http.ResponseWriter, r *http.Request, code int, st api.Status) {
+	out := negotiateStatus(r)
 	if out.mediaType == mediaProtobuf {
 		// Typed clients that asked for protobuf first decode errors as
 		// protobuf Status, as kube-apiserver sends them.

@@ -161,10 +161,14 @@ func warnIgnoredParams(ctx context.Context, r *http.Request) {
 	q := r.URL.Query()
 	if r.Method == http.MethodDelete {
 		if b, _ := boolParam(q, "ignoreStoreReadErrorWithClusterBreakingPotential"); b {
-			api.AddWarning(ctx, "ignoreStoreReadErrorWithClusterBreakingPotential has no effect: miniapi stores no object it cannot read")
+			api.AddWarning(ctx, ignoreStoreReadErrorWarning)
 		}
 	}
 }
+
+// ignoreStoreReadErrorWarning answers the option in a delete's query or
+// body.
+const ignoreStoreReadErrorWarning = "ignoreStoreReadErrorWithClusterBreakingPotential has no effect: miniapi stores no object it cannot read"
 
 // gracePeriodWarning is the answer to a gracePeriodSeconds in a delete's
 // query or body, for kinds without graceful deletion.

@@ -10,6 +10,11 @@ import (
 	"testing"
 
 	"github.com/miniapi/miniapi/storage/etcd3/etcd3test"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 )
 
@@ -173,8 +178,11 @@ func TestDeleteAndPreconditions(t *testing.T) {
 	f.Must(200, "DELETE", cms+"/a?dryRun=All", nil)
 	f.Must(200, "GET", cms+"/a", nil)
 	got := f.Must(200, "DELETE", cms+"/a", fmt.Sprintf(`{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background","preconditions":{"uid":%q}}`, fieldAt(created, "metadata.uid")))
-	if fieldAt(got, "metadata.name") != "a" {
-		t.Fatalf("delete did not return the object: %v", got)
+	// As kube-apiserver's ConfigMap storage: a Status naming what went
+	// (a Pod's or Service's storage returns the object).
+	if got["kind"] != "Status" || got["status"] != "Success" || fieldAt(got, "details.name") != "a" ||
+		fieldAt(got, "details.kind") != "configmaps" || fieldAt(got, "details.uid") != fieldAt(created, "metadata.uid") {
+		t.Fatalf("delete answered %v, want a Status Success naming the ConfigMap", got)
 	}
 	f.Status(f.Do("GET", cms+"/a", nil), 404, "NotFound")
 	f.Status(f.Do("DELETE", cms+"/a", nil), 404, "NotFound")
@@ -579,5 +587,68 @@ func TestContinueAndResourceVersionAsKube(t *testing.T) {
 	}
 	if r := f.Do("GET", cms+"?watch=1&timeoutSeconds=1&resourceVersion=1&continue=abc!", nil); r.Code != 200 || !strings.Contains(string(r.Body), `"type":"ADDED"`) {
 		t.Errorf("watch from a resourceVersion with a token: %d %.200s, want the watch", r.Code, r.Body)
+	}
+}
+
+// TestDeleteAsKube: what kube-apiserver 1.37.1 answered for these
+// deletes of a ConfigMap. Its delete handler decodes the body with its
+// meta.k8s.io codecs (any format; a body that is only white space, or
+// another kind, is refused in their words); it checks preconditions
+// before anything is written, naming the kind; and its ConfigMap storage
+// answers a removal with a Status Success, an object finalizers keep
+// with the object.
+func TestDeleteAsKube(t *testing.T) {
+	f := newFixture(t)
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	created := f.Must(201, "POST", cms, configMap("a", nil, nil))
+	uid := fieldAt(created, "metadata.uid").(string)
+	for _, c := range []struct{ body, msg string }{
+		{"  ", "couldn't get version/kind; json parse error: unexpected end of JSON input"},
+		{`{"gracePeriodSeconds":"x"}`, "json: cannot unmarshal string into Go struct field DeleteOptions.gracePeriodSeconds of type int64"},
+		{`{"kind":"Pod","apiVersion":"v1"}`, `no kind "Pod" is registered for version "v1" in scheme "pkg/runtime/scheme.go:111"`},
+		{`[]`, `couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct { APIVersion string "json:\"apiVersion,omitempty\""; Kind string "json:\"kind,omitempty\"" }`},
+	} {
+		if st := f.Status(f.Do("DELETE", cms+"/a", c.body), 400, "BadRequest"); st["message"] != c.msg {
+			t.Errorf("DELETE with %q: message %q, want kube's %q", c.body, st["message"], c.msg)
+		}
+	}
+	conflicts := []struct{ body, msg string }{
+		{`{"preconditions":{"uid":"nope"}}`, fmt.Sprintf(`Operation cannot be fulfilled on ConfigMap "a": the UID in the precondition (nope) does not match the UID in record (%s). The object might have been deleted and then recreated`, uid)},
+		{`{"preconditions":{"resourceVersion":"1"}}`, fmt.Sprintf(`Operation cannot be fulfilled on ConfigMap "a": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (%s). The object might have been modified`, fieldAt(created, "metadata.resourceVersion"))},
+	}
+	for _, c := range conflicts {
+		st := f.Status(f.Do("DELETE", cms+"/a", c.body), 409, "Conflict")
+		if st["message"] != c.msg || fieldAt(st, "details.kind") != "ConfigMap" {
+			t.Errorf("DELETE with %s: %v, want kube's %q naming kind ConfigMap", c.body, st, c.msg)
+		}
+	}
+	// A protobuf body, as client-go's typed clients send it.
+	info, ok := runtime.SerializerInfoForMediaType(clientgoscheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	if !ok {
+		t.Fatal("no protobuf serializer")
+	}
+	wrong := types.UID("nope")
+	pb, err := runtime.Encode(clientgoscheme.Codecs.EncoderForVersion(info.Serializer, schema.GroupVersion{Version: "v1"}),
+		&metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &wrong}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := f.Status(f.Do("DELETE", cms+"/a", pb, "Content-Type", runtime.ContentTypeProtobuf), 409, "Conflict"); st["message"] != conflicts[0].msg {
+		t.Errorf("protobuf DeleteOptions: %v", st)
+	}
+	// YAML, and another group's DeleteOptions.
+	if got := f.Must(200, "DELETE", cms+"/a", "dryRun: [All]\n", "Content-Type", "application/yaml"); got["status"] != "Success" {
+		t.Errorf("dry-run delete in YAML answered %v, want a Status Success", got)
+	}
+	f.Must(200, "GET", cms+"/a", nil)
+	// An object its finalizers keep is answered as it stands.
+	f.Must(201, "POST", cms, configMap("held", nil, nil))
+	f.Must(200, "PATCH", cms+"/held", `{"metadata":{"finalizers":["example.com/x"]}}`, "Content-Type", "application/merge-patch+json")
+	if got := f.Must(200, "DELETE", cms+"/held", `{"apiVersion":"apps/v1","kind":"DeleteOptions"}`); got["kind"] != "ConfigMap" || fieldAt(got, "metadata.deletionTimestamp") == nil {
+		t.Errorf("delete of a held ConfigMap answered %v, want the ConfigMap marked", got)
+	}
+	got := f.Must(200, "DELETE", cms+"/a", nil)
+	if got["kind"] != "Status" || got["status"] != "Success" || fieldAt(got, "details.uid") != uid || fieldAt(got, "details.kind") != "configmaps" {
+		t.Errorf("delete answered %v, want kube's Status Success naming the ConfigMap", got)
 	}
 }

@@ -243,9 +243,9 @@ func TestWalkthrough(t *testing.T) {
 		path = walkCMs + "?limit=2&continue=" + cont
 	}
 
-	// 9. Delete: 200 with the object's last state, then it is gone.
+	// 9. Delete: 200 with a Status naming what went, then it is gone.
 	deleted := srv.must(t, 200, "DELETE", walkCM, nil, ua...)
-	checkFields(t, deleted, map[string]string{"kind": "ConfigMap", "metadata.name": "app-config", "data.shape": "round"})
+	checkFields(t, deleted, map[string]string{"kind": "Status", "status": "Success", "details.name": "app-config", "details.kind": "configmaps"})
 	st = wantStatus(t, srv.do(t, "GET", walkCM, nil, ua...), 404, "NotFound")
 	if st["message"] != `configmaps "app-config" not found` {
 		t.Errorf("not found message = %q", st["message"])
