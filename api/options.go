@@ -15,6 +15,9 @@ type DeleteOptions struct {
 	OrphanDependents   *bool          `json:"orphanDependents,omitempty"`
 	PropagationPolicy  *string        `json:"propagationPolicy,omitempty"`
 	DryRun             []string       `json:"dryRun,omitempty"`
+	// IgnoreStoreReadErrorWithClusterBreakingPotential asks to delete an
+	// object storage cannot read; see registry.DeleteOptions.
+	IgnoreStoreReadErrorWithClusterBreakingPotential *bool `json:"ignoreStoreReadErrorWithClusterBreakingPotential,omitempty"`
 }
 
 // Preconditions must hold for a delete (or update) to proceed.

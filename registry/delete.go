@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/registry/rest"
+	kubestorage "k8s.io/apiserver/pkg/storage"
+	storeerr "k8s.io/apiserver/pkg/storage/errors"
 )
 
 // DeleteOptions qualify a Delete.
@@ -28,6 +30,12 @@ type DeleteOptions struct {
 	// may already carry, then to the kind's default
 	// (GarbageCollectionDefaulter), as kube-apiserver does.
 	PropagationPolicy string
+	// IgnoreStoreReadError is kube's
+	// ignoreStoreReadErrorWithClusterBreakingPotential: delete an object
+	// storage cannot read, without its checks. miniapi stores none, so
+	// the delete is refused as kube's storage refuses it for an object
+	// it can read (409), or answered 404 when there is no object.
+	IgnoreStoreReadError bool
 	// GracePeriodSeconds is the grace period the client asked for; nil
 	// leaves it to the kind. Only kinds with graceful deletion
 	// (GracefulDeleter: pods) use it.
@@ -93,6 +101,9 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts DeleteOptions)
 		cur, err := s.storage.Get(ctx, key, storage.GetOptions{})
 		if err != nil {
 			return nil, false, s.statusErr(err, name)
+		}
+		if opts.IgnoreStoreReadError {
+			return nil, false, s.unsafeDeleteRefused(key, name)
 		}
 		curObj, err := decode(cur.Data)
 		if err != nil {
@@ -364,6 +375,15 @@ func (s *Store) checkDeletePreconditions(ctx context.Context, cur *api.Object, p
 		return api.FromKubeError(err)
 	}
 	return nil
+}
+
+// unsafeDeleteRefused is kube-apiserver's answer to a delete asking to
+// ignore read errors of an object its storage reads: its storage's
+// error, as its store interprets it for a delete.
+func (s *Store) unsafeDeleteRefused(key, name string) error {
+	gr := s.t.GroupResource()
+	err := kubestorage.NewInvalidObjError(key, "unsafe deletion is not allowed because the object is decodable from storage")
+	return api.FromKubeError(storeerr.InterpretDeleteError(err, schema.GroupResource{Group: gr.Group, Resource: gr.Resource}, name))
 }
 
 // kindTyper is the one thing kube's rest.BeforeDelete asks of a strategy

@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	"k8s.io/apiserver/pkg/util/apihelpers"
 )
@@ -78,6 +80,12 @@ func (q *request) deleteCollection() {
 	if !ok {
 		return
 	}
+	if opts.IgnoreStoreReadError {
+		// kube-apiserver's delete-collection handler refuses it.
+		errs := field.ErrorList{field.Invalid(field.NewPath("ignoreStoreReadErrorWithClusterBreakingPotential"), true, "is not allowed with DELETECOLLECTION, try again after removing the option")}
+		q.fail(api.NewInvalid(api.GroupKind{Group: metaGroup, Kind: "DeleteOptions"}, "", errs))
+		return
+	}
 	items, err := q.store.DeleteCollection(q.r.Context(), q.info.Namespace, p.ListOptions, opts.DeleteOptions)
 	if err != nil {
 		q.fail(err)
@@ -125,18 +133,23 @@ func (q *request) deleteOptions() (deleteRequest, error) {
 	if _, graceful := q.t.Strategy.(registry.GracefulDeleter); do.GracePeriodSeconds != nil && !graceful {
 		api.AddWarning(q.r.Context(), gracePeriodWarning)
 	}
-	mo := &metav1.DeleteOptions{DryRun: do.DryRun}
+	mo := &metav1.DeleteOptions{DryRun: do.DryRun, GracePeriodSeconds: do.GracePeriodSeconds,
+		IgnoreStoreReadErrorWithClusterBreakingPotential: do.IgnoreStoreReadErrorWithClusterBreakingPotential}
 	//lint:ignore SA1019 clients still send it; kube's rule judges it
 	mo.OrphanDependents = do.OrphanDependents
 	if do.PropagationPolicy != nil {
 		p := metav1.DeletionPropagation(*do.PropagationPolicy)
 		mo.PropagationPolicy = &p
 	}
+	if p := do.Preconditions; p != nil {
+		mo.Preconditions = &metav1.Preconditions{UID: (*types.UID)(p.UID), ResourceVersion: p.ResourceVersion}
+	}
 	if errs := metav1validation.ValidateDeleteOptions(mo); len(errs) > 0 {
 		return deleteRequest{}, api.NewInvalid(api.GroupKind{Group: metaGroup, Kind: "DeleteOptions"}, "", errs)
 	}
 	dry := len(do.DryRun) > 0
-	opts := deleteRequest{DeleteOptions: registry.DeleteOptions{DryRun: dry, Preconditions: do.Preconditions, GracePeriodSeconds: do.GracePeriodSeconds}}
+	opts := deleteRequest{DeleteOptions: registry.DeleteOptions{DryRun: dry, Preconditions: do.Preconditions, GracePeriodSeconds: do.GracePeriodSeconds,
+		IgnoreStoreReadError: do.IgnoreStoreReadErrorWithClusterBreakingPotential != nil && *do.IgnoreStoreReadErrorWithClusterBreakingPotential}}
 	switch {
 	case do.PropagationPolicy != nil:
 		opts.PropagationPolicy = *do.PropagationPolicy
@@ -176,9 +189,7 @@ func decodeDeleteOptions(r *http.Request, body []byte, do *api.DeleteOptions) er
 	if p := opts.Preconditions; p != nil {
 		do.Preconditions = &api.Preconditions{UID: (*string)(p.UID), ResourceVersion: p.ResourceVersion}
 	}
-	if b := opts.IgnoreStoreReadErrorWithClusterBreakingPotential; b != nil && *b {
-		api.AddWarning(r.Context(), ignoreStoreReadErrorWarning)
-	}
+	do.IgnoreStoreReadErrorWithClusterBreakingPotential = opts.IgnoreStoreReadErrorWithClusterBreakingPotential
 	return nil
 }
 
@@ -198,6 +209,9 @@ func queryDeleteOptions(qv url.Values, do *api.DeleteOptions) error {
 		}
 	}
 	do.DryRun = qv["dryRun"]
+	if b, set := boolParam(qv, "ignoreStoreReadErrorWithClusterBreakingPotential"); set {
+		do.IgnoreStoreReadErrorWithClusterBreakingPotential = &b
+	}
 	return nil
 }
 

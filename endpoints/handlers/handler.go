@@ -97,7 +97,6 @@ func (h *Handler) ServeResource(w http.ResponseWriter, r *http.Request, info Req
 	// Watches end by timeoutSeconds; ?timeout= bounds the other requests
 	// before they get here (the request's context deadline).
 	watch := info.Watch || (info.Name == "" && r.Method == http.MethodGet && isWatch(r))
-	warnIgnoredParams(r.Context(), r)
 	req := &request{h: h, w: w, r: r, info: info, store: res.Store, t: t}
 	switch {
 	case registry.IsVirtual(t):

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"time"
@@ -153,22 +152,6 @@ func parseWriteParams(r *http.Request, kind, patchType string) (writeParams, err
 	}
 	return p, nil
 }
-
-// warnIgnoredParams adds a warning for each query parameter miniapi
-// accepts, as kube-apiserver does, without doing what it asks, so that a
-// client is never silently given less than it requested.
-func warnIgnoredParams(ctx context.Context, r *http.Request) {
-	q := r.URL.Query()
-	if r.Method == http.MethodDelete {
-		if b, _ := boolParam(q, "ignoreStoreReadErrorWithClusterBreakingPotential"); b {
-			api.AddWarning(ctx, ignoreStoreReadErrorWarning)
-		}
-	}
-}
-
-// ignoreStoreReadErrorWarning answers the option in a delete's query or
-// body.
-const ignoreStoreReadErrorWarning = "ignoreStoreReadErrorWithClusterBreakingPotential has no effect: miniapi stores no object it cannot read"
 
 // gracePeriodWarning is the answer to a gracePeriodSeconds in a delete's
 // query or body, for kinds without graceful deletion.

@@ -647,6 +647,24 @@ func TestDeleteAsKube(t *testing.T) {
 	if got := f.Must(200, "DELETE", cms+"/held", `{"apiVersion":"apps/v1","kind":"DeleteOptions"}`); got["kind"] != "ConfigMap" || fieldAt(got, "metadata.deletionTimestamp") == nil {
 		t.Errorf("delete of a held ConfigMap answered %v, want the ConfigMap marked", got)
 	}
+	// Deleting an object storage cannot read: miniapi stores none, so
+	// kube's storage's refusal for one it reads, or its 404; kube's rules
+	// for the option's company; never on a collection.
+	const unsafe = "ignoreStoreReadErrorWithClusterBreakingPotential=true"
+	st := f.Status(f.Do("DELETE", cms+"/a?"+unsafe+"&dryRun=All", nil), 409, "Conflict")
+	if msg, _ := st["message"].(string); !strings.HasSuffix(msg, "AdditionalErrorMsg: unsafe deletion is not allowed because the object is decodable from storage") ||
+		!strings.HasPrefix(msg, `Operation cannot be fulfilled on configmaps "a": StorageError: invalid object, Code: 4, Key: `) {
+		t.Errorf("unsafe delete: message %q", msg)
+	}
+	f.Status(f.Do("DELETE", cms+"/missing?"+unsafe, nil), 404, "NotFound")
+	for q, msg := range map[string]string{
+		cms + "?" + unsafe: `DeleteOptions.meta.k8s.io "" is invalid: ignoreStoreReadErrorWithClusterBreakingPotential: Invalid value: true: is not allowed with DELETECOLLECTION, try again after removing the option`,
+		cms + "/a?" + unsafe + "&propagationPolicy=Orphan": `DeleteOptions.meta.k8s.io "" is invalid: ignoreStoreReadErrorWithClusterBreakingPotential: Invalid value: true: cannot be set together with .propagationPolicy`,
+	} {
+		if st := f.Status(f.Do("DELETE", q, nil), 422, "Invalid"); st["message"] != msg {
+			t.Errorf("DELETE %s: message %q, want kube's %q", q, st["message"], msg)
+		}
+	}
 	got := f.Must(200, "DELETE", cms+"/a", nil)
 	if got["kind"] != "Status" || got["status"] != "Success" || fieldAt(got, "details.uid") != uid || fieldAt(got, "details.kind") != "configmaps" {
 		t.Errorf("delete answered %v, want kube's Status Success naming the ConfigMap", got)
