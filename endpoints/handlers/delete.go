@@ -182,7 +182,9 @@ func decodeDeleteOptions(r *http.Request, body []byte, do *api.DeleteOptions) er
 	if obj != opts {
 		return api.NewBadRequest("decoded object cannot be converted to DeleteOptions")
 	}
-	do.GracePeriodSeconds, do.OrphanDependents, do.DryRun = opts.GracePeriodSeconds, opts.OrphanDependents, opts.DryRun
+	do.GracePeriodSeconds, do.DryRun = opts.GracePeriodSeconds, opts.DryRun
+	//lint:ignore SA1019 clients still send it; kube's rule judges it
+	do.OrphanDependents = opts.OrphanDependents
 	if p := opts.PropagationPolicy; p != nil {
 		do.PropagationPolicy = (*string)(p)
 	}
