@@ -115,6 +115,7 @@ var (
 	_ registry.DeleteWarner               = (*kind)(nil)
 	_ registry.ConditionalUpdater         = (*kind)(nil)
 	_ registry.FieldResetter              = (*kind)(nil)
+	_ registry.TypeMetaJudge              = (*kind)(nil)
 )
 
 // builtin returns k, through the kinds that embed it.
@@ -174,6 +175,39 @@ func (k *kind) Decode(data []byte) (*api.Object, []string, error) {
 		strict = append(strict, e.Error())
 	}
 	return out, strict, nil
+}
+
+// TypeMetaError is kube-apiserver's answer to a body of another
+// apiVersion or kind: its decoder, given the body's apiVersion and
+// kind, decodes into the kind's internal type, so a kind or version
+// kube does not know is "no kind ... is registered", another kind
+// "converting (v1.Secret) to (core.ConfigMap): unknown conversion", and
+// only the kind in another version it knows is left to the Store's
+// "the API version in the data ... does not match".
+func (k *kind) TypeMetaError(apiVersion, kindName string) error {
+	if apiVersion == "" {
+		apiVersion = k.gvk.GroupVersion().String()
+	}
+	if kindName == "" {
+		kindName = k.gvk.Kind
+	}
+	body, err := json.Marshal(map[string]string{"apiVersion": apiVersion, "kind": kindName})
+	if err != nil {
+		return nil
+	}
+	info, ok := runtime.SerializerInfoForMediaType(Codecs().SupportedMediaTypes(), runtime.ContentTypeJSON)
+	if !ok {
+		return nil
+	}
+	defaults := k.gvk
+	_, gvk, err := Codecs().DecoderToVersion(info.Serializer, k.internal.GroupVersion()).Decode(body, &defaults, k.newInternal())
+	if err == nil {
+		return nil
+	}
+	if gvk != nil && gvk.Kind != "" {
+		return api.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, k.r.kind, err))
+	}
+	return api.NewBadRequest(err.Error())
 }
 
 // undecodable is kube-apiserver's 400 for a body that does not decode

@@ -61,7 +61,7 @@ func (s *Store) create(ctx context.Context, ns string, obj *api.Object, opts Cre
 		}}
 	}
 	ns = s.namespaceOf(ns)
-	if err := s.checkTypeMeta(obj); err != nil {
+	if err := s.checkTypeMeta(obj, true); err != nil {
 		return nil, err
 	}
 	if err := s.checkNamespace(obj, ns); err != nil {

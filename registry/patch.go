@@ -98,7 +98,7 @@ func (s *Store) Patch(ctx context.Context, ns, name, patchType string, patch []b
 		if err != nil {
 			return nil, err
 		}
-		if err := s.checkTypeMeta(obj); err != nil {
+		if err := s.checkTypeMeta(obj, false); err != nil {
 			return nil, err
 		}
 		if obj.Metadata.Name != name {

@@ -110,8 +110,18 @@ func (s *Store) namespaceOf(ns string) string {
 
 // checkTypeMeta makes apiVersion and kind in a body agree with the URL,
 // filling them in when absent, as kube-apiserver's decoder defaults them.
-func (s *Store) checkTypeMeta(obj *api.Object) error {
+// For a body sent whole (create, update: judged), a kind whose strategy
+// is a TypeMetaJudge says why one of another apiVersion or kind is
+// refused, as kube-apiserver's decoder of the body does. (A patch that
+// changes them gets kube's answers neither way: 422 naming the patched
+// object there, the generic 400 here.)
+func (s *Store) checkTypeMeta(obj *api.Object, judged bool) error {
 	want := s.t.APIVersion()
+	if j, ok := s.t.Strategy.(TypeMetaJudge); judged && ok && (obj.APIVersion != "" && obj.APIVersion != want || obj.Kind != "" && obj.Kind != s.t.Kind) {
+		if err := j.TypeMetaError(obj.APIVersion, obj.Kind); err != nil {
+			return err
+		}
+	}
 	switch {
 	case obj.APIVersion == "":
 		obj.APIVersion = want

@@ -418,3 +418,12 @@ type WriteHooks interface {
 	// AfterDelete releases what a deleted object held.
 	AfterDelete(obj *api.Object, dryRun bool)
 }
+
+// TypeMetaJudge is a kind that refuses a body of another apiVersion or
+// kind in its own words, as kube-apiserver's decoder of the kind does:
+// TypeMetaError returns the error for a body that says apiVersion and
+// kind (one of them may be empty: the URL's), or nil to leave the
+// Store's generic answer.
+type TypeMetaJudge interface {
+	TypeMetaError(apiVersion, kind string) error
+}

@@ -81,7 +81,7 @@ func (s *Store) Update(ctx context.Context, ns, name string, body []byte, opts U
 		return nil, err
 	}
 	ns = s.namespaceOf(ns)
-	if err := s.checkTypeMeta(obj); err != nil {
+	if err := s.checkTypeMeta(obj, true); err != nil {
 		return nil, err
 	}
 	if obj.Metadata.Name == "" {

@@ -670,3 +670,26 @@ func TestDeleteAsKube(t *testing.T) {
 		t.Errorf("delete answered %v, want kube's Status Success naming the ConfigMap", got)
 	}
 }
+
+// TestWrongTypeMetaAsKube: what kube-apiserver 1.37.1 answered for a
+// ConfigMap created or replaced with a body of another apiVersion or
+// kind: its decoder's words (a version or kind it does not know, a kind
+// it cannot convert), and its handler's for the kind in another version.
+func TestWrongTypeMetaAsKube(t *testing.T) {
+	f := newFixture(t)
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", cms, configMap("u1", nil, nil))
+	for _, c := range []struct{ method, path, body, msg string }{
+		{"POST", cms, `{"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"w"}}`, `ConfigMap in version "v2" cannot be handled as a ConfigMap: no kind "ConfigMap" is registered for version "v2" in scheme "pkg/runtime/scheme.go:111"`},
+		{"POST", cms, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"w"}}`, `Secret in version "v1" cannot be handled as a ConfigMap: converting (v1.Secret) to (core.ConfigMap): unknown conversion`},
+		{"POST", cms, `{"apiVersion":"v1","kind":"Bogus","metadata":{"name":"w"}}`, `Bogus in version "v1" cannot be handled as a ConfigMap: no kind "Bogus" is registered for version "v1" in scheme "pkg/runtime/scheme.go:111"`},
+		{"POST", cms, `{"apiVersion":"apps/v1","kind":"ConfigMap","metadata":{"name":"w"}}`, `ConfigMap in version "v1" cannot be handled as a ConfigMap: no kind "ConfigMap" is registered for version "apps/v1" in scheme "pkg/runtime/scheme.go:111"`},
+		{"POST", cms, `{"kind":"Secret","metadata":{"name":"w"}}`, `Secret in version "v1" cannot be handled as a ConfigMap: converting (v1.Secret) to (core.ConfigMap): unknown conversion`},
+		{"PUT", cms + "/u1", `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"u1"}}`, `Secret in version "v1" cannot be handled as a ConfigMap: converting (v1.Secret) to (core.ConfigMap): unknown conversion`},
+		{"POST", "/apis/apps/v1/namespaces/ns1/deployments", `{"apiVersion":"apps/v1beta1","kind":"Deployment","metadata":{"name":"w"}}`, `the API version in the data (apps/v1beta1) does not match the expected API version (apps/v1)`},
+	} {
+		if st := f.Status(f.Do(c.method, c.path, c.body), 400, "BadRequest"); st["message"] != c.msg {
+			t.Errorf("%s %s %s: message %q, want kube's %q", c.method, c.path, c.body, st["message"], c.msg)
+		}
+	}
+}
