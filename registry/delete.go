@@ -446,9 +446,10 @@ func validatePropagation(policy string) error {
 	return nil
 }
 
-// DeleteCollection deletes every object in ns matching opts and returns
-// the deleted objects.
-func (s *Store) DeleteCollection(ctx context.Context, ns string, list ListOptions, opts DeleteOptions) ([]*storage.Object, error) {
+// DeleteCollection deletes every object in ns matching list, each with
+// opts, and returns the list it deleted from, as kube-apiserver's store
+// does: the objects as they were listed, at the list's revision.
+func (s *Store) DeleteCollection(ctx context.Context, ns string, list ListOptions, opts DeleteOptions) (*storage.List, error) {
 	// Warned once, as kube's storage does, even with nothing to delete.
 	s.warnDelete(ctx, s.namespaceOf(ns), "", opts.PropagationPolicy)
 	list.Limit, list.Continue, list.ResourceVersion, list.ResourceVersionMatch = 0, "", "", ""
@@ -456,20 +457,15 @@ func (s *Store) DeleteCollection(ctx context.Context, ns string, list ListOption
 	if err != nil {
 		return nil, err
 	}
-	var out []*storage.Object
+	opts.warned = true
 	for _, item := range all.Items {
 		o, err := decode(item.Data)
 		if err != nil {
 			return nil, err
 		}
-		d, _, err := s.Delete(ctx, o.Metadata.Namespace, o.Metadata.Name, DeleteOptions{DryRun: opts.DryRun, PropagationPolicy: opts.PropagationPolicy, warned: true})
-		if api.IsNotFound(err) {
-			continue // deleted by someone else meanwhile
+		if _, _, err := s.Delete(ctx, o.Metadata.Namespace, o.Metadata.Name, opts); err != nil && !api.IsNotFound(err) {
+			return nil, err // a NotFound was deleted by someone else meanwhile
 		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
 	}
-	return out, nil
+	return all, nil
 }

@@ -65,7 +65,9 @@ type deleteRequest struct {
 	cascadeRequested bool
 }
 
-// deleteCollection answers DELETE on a collection with the deleted objects.
+// deleteCollection answers DELETE on a collection with the list it
+// deleted from: the objects as listed, at the list's resourceVersion, as
+// kube-apiserver answers.
 func (q *request) deleteCollection() {
 	p, err := parseListParams(q.r.URL.Query(), false)
 	if err != nil {
@@ -86,12 +88,12 @@ func (q *request) deleteCollection() {
 		q.fail(api.NewInvalid(api.GroupKind{Group: metaGroup, Kind: "DeleteOptions"}, "", errs))
 		return
 	}
-	items, err := q.store.DeleteCollection(q.r.Context(), q.info.Namespace, p.ListOptions, opts.DeleteOptions)
+	l, err := q.store.DeleteCollection(q.r.Context(), q.info.Namespace, p.ListOptions, opts.DeleteOptions)
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	q.writeItems(out, http.StatusOK, api.ListMeta{}, items)
+	q.writeItems(out, http.StatusOK, api.ListMeta{ResourceVersion: storage.FormatResourceVersion(l.Revision)}, l.Items)
 }
 
 // readDelete negotiates the answer and reads the delete options; it

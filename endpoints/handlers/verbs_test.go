@@ -693,3 +693,36 @@ func TestWrongTypeMetaAsKube(t *testing.T) {
 		}
 	}
 }
+
+// TestDeleteCollectionAsKube: as kube-apiserver 1.37.1, a collection
+// delete answers the list it deleted from (the objects as listed, one
+// that finalizers keep without its deletionTimestamp, at the list's
+// resourceVersion), and deletes each object with the request's options:
+// a Pod bound to a node goes at once with gracePeriodSeconds=0.
+func TestDeleteCollectionAsKube(t *testing.T) {
+	f := newFixture(t)
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", cms, configMap("a", map[string]string{"x": "y"}, nil))
+	f.Must(201, "POST", cms, map[string]any{"metadata": map[string]any{"name": "held", "labels": map[string]any{"x": "y"}, "finalizers": []any{"example.com/f"}}})
+	l := f.Must(200, "DELETE", cms+"?labelSelector=x%3Dy", nil)
+	if rv, _ := fieldAt(l, "metadata.resourceVersion").(string); rv == "" {
+		t.Errorf("collection delete answered no resourceVersion: %v", l["metadata"])
+	}
+	items, _ := l["items"].([]any)
+	if len(items) != 2 {
+		t.Fatalf("collection delete answered %d items, want 2", len(items))
+	}
+	for _, it := range items {
+		if dt := fieldAt(it.(map[string]any), "metadata.deletionTimestamp"); dt != nil {
+			t.Errorf("item %v answered with deletionTimestamp %v, want it as listed", fieldAt(it.(map[string]any), "metadata.name"), dt)
+		}
+	}
+	if got := f.Must(200, "GET", cms+"/held", nil); fieldAt(got, "metadata.deletionTimestamp") == nil {
+		t.Errorf("held ConfigMap not marked deleted: %v", got["metadata"])
+	}
+	pods := "/api/v1/namespaces/ns1/pods"
+	f.Must(201, "POST", pods, map[string]any{"metadata": map[string]any{"name": "p"},
+		"spec": map[string]any{"nodeName": "n1", "containers": []any{map[string]any{"name": "c", "image": "x"}}}})
+	f.Must(200, "DELETE", pods+"?gracePeriodSeconds=0", nil)
+	f.Status(f.Do("GET", pods+"/p", nil), 404, "NotFound")
+}

@@ -167,6 +167,31 @@ func TestListMatchesEtcd(t *testing.T) {
 		}
 	})
 
+	t.Run("a token for the latest revision reads the latest", func(t *testing.T) {
+		// kube-apiserver reads a token whose revision is negative as
+		// "the latest" and pins the pages after to the revision read.
+		all, err := h.store.List(h.ctx, testPrefix, storage.ListOptions{})
+		if err != nil || len(all.Items) < 4 {
+			t.Fatalf("list: %d items, %v", len(all.Items), err)
+		}
+		tok, err := storage.EncodeContinue(all.Items[1].Key, testPrefix, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, s := range map[string]storage.Interface{"cacher": h.c, "etcd": h.store} {
+			l, err := s.List(h.ctx, testPrefix, storage.ListOptions{Limit: 2, Continue: tok})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if want := keysOf(&storage.List{Items: all.Items[1:3]}); !slices.Equal(keysOf(l), want) || l.Continue == "" {
+				t.Fatalf("%s: %v (continue %q), want %v and more", name, keysOf(l), l.Continue, want)
+			}
+			if _, rev, err := storage.DecodeContinue(l.Continue, testPrefix); err != nil || rev != l.Revision || rev < all.Revision {
+				t.Fatalf("%s: next token pinned to %d (%v), want the list's revision %d", name, rev, err, l.Revision)
+			}
+		}
+	})
+
 	t.Run("cached items are shared", func(t *testing.T) {
 		x, _ := h.c.List(h.ctx, testPrefix, storage.ListOptions{ResourceVersion: "0"})
 		y, _ := h.c.List(h.ctx, testPrefix, storage.ListOptions{ResourceVersion: "0"})
