@@ -54,9 +54,9 @@ func (o WatchOptions) SendsInitialEventsEnd() bool {
 }
 
 // Validate returns an Invalid error for options no backend serves: a
-// ResourceVersion that is not "" or a revision; a continue token that
-// does not decode; a ResourceVersion other than "" or "0" with a
-// continue token, which pins its own revision; and,
+// ResourceVersion that is not "" or a revision; a ResourceVersion other
+// than "" or "0" with a continue token, which pins its own revision (or
+// the token, when it does not decode); and,
 // without a token, ResourceVersionMatch NotOlderThan with no
 // ResourceVersion, Exact with none other than 0, or an unknown match.
 func (o ListOptions) Validate() error {
@@ -66,11 +66,13 @@ func (o ListOptions) Validate() error {
 	}
 	invalid := func(msg string) error { return NewError(CodeInvalid, "", 0, errors.New(msg)) }
 	if o.Continue != "" {
-		// The token is read first, as kube-apiserver reads it.
-		if _, _, err := DecodeContinue(o.Continue, ""); err != nil {
-			return err
-		}
 		if o.ResourceVersion != "" && o.ResourceVersion != "0" {
+			// kube-apiserver reads the token first: a bad one is
+			// its error. (Otherwise the backend's read of the token
+			// is the one that refuses it, once.)
+			if _, _, err := DecodeContinue(o.Continue, ""); err != nil {
+				return err
+			}
 			return invalid("specifying resource version is not allowed when using continue")
 		}
 		return nil

@@ -71,9 +71,10 @@ func parseListParams(q url.Values, watch bool) (*listParams, error) {
 	}
 	// kube validates the options with its defaults applied (a watch
 	// from "" or "0" sends initial events, not older than then), and
-	// only then reads the resourceVersion and, for a list, the continue
-	// token (a token pins its own revision), before the selectors are
-	// looked at. A watch ignores a continue token.
+	// only then reads the resourceVersion and, for a list, the rule
+	// that a continue token pins its own revision, before the selectors
+	// are looked at; storage reads the token itself. A watch ignores a
+	// continue token.
 	opts.Watch = watch
 	internalversion.SetListOptionsDefaults(&opts, true)
 	if errs := validation.ValidateListOptions(&opts, true); len(errs) > 0 {
