@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/apiextensions"
+	"github.com/miniapi/miniapi/auth"
 	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/cluster"
 	"github.com/miniapi/miniapi/controllers"
@@ -34,6 +35,7 @@ import (
 	"github.com/miniapi/miniapi/storage/versioned"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
 )
 
@@ -450,20 +452,24 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		requestTimeout = endpoints.DefaultRequestTimeout
 	}
 	endpoints.RegisterMetrics() // before the flow control filter
+	// Plain HTTP authorizes nothing; TLS authorizes every request, and
+	// the handlers ask about unsafe deletes too.
+	var authn *auth.Auth
+	var authz authorizer.Authorizer
+	if s.sec.tls != nil {
+		authn, authz = s.sec.auth, s.sec.auth.Authorizer
+	}
 	api := endpoints.New(endpoints.Config{
 		Registry: s.reg,
 		Logger:   log,
 		Ready:    func(ctx context.Context) error { return etcd3.Ready(ctx, s.client) },
-		Handlers: handlers.Config{ShutdownWatches: s.stopWatches},
+		Handlers: handlers.Config{ShutdownWatches: s.stopWatches, Authorizer: authz},
 		OpenAPI:  s.openAPI(),
 
 		RequestTimeout:  requestTimeout,
 		InflightCounted: s.flowControl != nil || readOnly+mutating > 0,
 	})
-	c := chain{faults: s.faults, journal: s.journal, flowControl: s.flowControl, maxReadOnly: readOnly, maxMutating: mutating, requestWaitLimit: requestTimeout / 4, audit: s.audit}
-	if s.sec.tls != nil {
-		c.auth = s.sec.auth
-	}
+	c := chain{auth: authn, faults: s.faults, journal: s.journal, flowControl: s.flowControl, maxReadOnly: readOnly, maxMutating: mutating, requestWaitLimit: requestTimeout / 4, audit: s.audit}
 	handler := c.build(s.withFaultsAdmin(s.withIssuerDiscovery(api, cfg)))
 	s.inProcess.serve(handler)
 	// The admission plugins' informers list through the in-process

@@ -28,6 +28,12 @@ func (q *request) delete() {
 	if !ok {
 		return
 	}
+	if opts.IgnoreStoreReadError {
+		if err := q.authorizeUnsafeDelete(); err != nil {
+			q.fail(err)
+			return
+		}
+	}
 	obj, deleted, err := q.store.Delete(q.r.Context(), q.info.Namespace, q.info.Name, opts.DeleteOptions)
 	if err != nil {
 		q.fail(err)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
@@ -30,6 +32,12 @@ type Config struct {
 	// timeoutSeconds; each gets a random one between it and twice it.
 	// 0 means 30 minutes, as kube-apiserver.
 	MinWatchTimeout time.Duration
+	// Authorizer is asked, as kube-apiserver's delete handler asks it,
+	// whether a user may delete with
+	// ignoreStoreReadErrorWithClusterBreakingPotential (verb
+	// unsafe-delete-ignore-read-errors); nil allows it, for a server that
+	// authorizes nothing.
+	Authorizer authorizer.Authorizer
 }
 
 // Handler serves resource requests.
@@ -39,6 +47,7 @@ type Handler struct {
 	maxBody         int64
 	shutdownWatches <-chan struct{}
 	minWatchTimeout time.Duration
+	authz           authorizer.Authorizer
 }
 
 // New returns a Handler.
@@ -49,6 +58,7 @@ func New(cfg Config) *Handler {
 		maxBody:         cfg.MaxBodyBytes,
 		shutdownWatches: cfg.ShutdownWatches,
 		minWatchTimeout: cfg.MinWatchTimeout,
+		authz:           cfg.Authorizer,
 	}
 	if h.log == nil {
 		h.log = slog.Default()
