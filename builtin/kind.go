@@ -185,6 +185,28 @@ func (k *kind) Decode(data []byte) (*api.Object, []string, error) {
 // only the kind in another version it knows is left to the Store's
 // "the API version in the data ... does not match".
 func (k *kind) TypeMetaError(apiVersion, kindName string) error {
+	gvk, err := k.decodeTypeMeta(apiVersion, kindName)
+	if err == nil {
+		return nil
+	}
+	if gvk != nil && gvk.Kind != "" {
+		return api.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, k.r.kind, err))
+	}
+	return api.NewBadRequest(err.Error())
+}
+
+// PatchedTypeMetaError is kube-apiserver's patch handler's judgement of
+// a JSON or merge patch that changed apiVersion or kind: its decoder's
+// own words, which the handler answers in a 422 naming the patched
+// object.
+func (k *kind) PatchedTypeMetaError(apiVersion, kindName string) error {
+	_, err := k.decodeTypeMeta(apiVersion, kindName)
+	return err
+}
+
+// decodeTypeMeta decodes a body of only apiVersion and kind (the kind's
+// own for an empty one) as kube-apiserver decodes one into the kind.
+func (k *kind) decodeTypeMeta(apiVersion, kindName string) (*schema.GroupVersionKind, error) {
 	if apiVersion == "" {
 		apiVersion = k.gvk.GroupVersion().String()
 	}
@@ -193,21 +215,15 @@ func (k *kind) TypeMetaError(apiVersion, kindName string) error {
 	}
 	body, err := json.Marshal(map[string]string{"apiVersion": apiVersion, "kind": kindName})
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	info, ok := runtime.SerializerInfoForMediaType(Codecs().SupportedMediaTypes(), runtime.ContentTypeJSON)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	defaults := k.gvk
 	_, gvk, err := Codecs().DecoderToVersion(info.Serializer, k.internal.GroupVersion()).Decode(body, &defaults, k.newInternal())
-	if err == nil {
-		return nil
-	}
-	if gvk != nil && gvk.Kind != "" {
-		return api.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, k.r.kind, err))
-	}
-	return api.NewBadRequest(err.Error())
+	return gvk, err
 }
 
 // undecodable is kube-apiserver's 400 for a body that does not decode

@@ -142,6 +142,9 @@ func (s *Store) patchDecoder(patchType string, patch []byte, directive string) f
 		if err != nil {
 			return nil, api.NewInvalid(api.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), value, decodeErrorMessage(err))})
 		}
+		if err := s.patchedTypeMeta(patchType, obj, value); err != nil {
+			return nil, err
+		}
 		errs := append(append([]string(nil), patchErrs...), strict...)
 		switch {
 		case len(errs) == 0 || directive == FieldValidationIgnore:
@@ -152,6 +155,27 @@ func (s *Store) patchDecoder(patchType string, patch []byte, directive string) f
 		}
 		return obj, nil
 	}
+}
+
+// patchedTypeMeta judges a built-in kind's patched apiVersion and kind as
+// kube-apiserver's patch handler does: a strategic merge patch cannot
+// change them (the patched map is read into the kind's Go type, which
+// the kind's own are then written from); after a JSON or merge patch its
+// decoder reads them, and what it cannot decode is 422 naming the
+// patched object (value) with the decoder's words.
+func (s *Store) patchedTypeMeta(patchType string, obj *api.Object, value string) error {
+	if patchType == PatchStrategicMerge {
+		obj.APIVersion, obj.Kind = s.t.APIVersion(), s.t.Kind
+		return nil
+	}
+	j, ok := s.t.Strategy.(TypeMetaJudge)
+	if !ok || (obj.APIVersion == "" || obj.APIVersion == s.t.APIVersion()) && (obj.Kind == "" || obj.Kind == s.t.Kind) {
+		return nil
+	}
+	if err := j.PatchedTypeMetaError(obj.APIVersion, obj.Kind); err != nil {
+		return api.NewInvalid(api.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), value, err.Error())})
+	}
+	return nil
 }
 
 // decodeErrorMessage is the message of a decode failure, without the

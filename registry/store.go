@@ -112,9 +112,8 @@ func (s *Store) namespaceOf(ns string) string {
 // filling them in when absent, as kube-apiserver's decoder defaults them.
 // For a body sent whole (create, update: judged), a kind whose strategy
 // is a TypeMetaJudge says why one of another apiVersion or kind is
-// refused, as kube-apiserver's decoder of the body does. (A patch that
-// changes them gets kube's answers neither way: 422 naming the patched
-// object there, the generic 400 here.)
+// refused, as kube-apiserver's decoder of the body does. (A patched
+// built-in object was judged before: see patchedTypeMeta.)
 func (s *Store) checkTypeMeta(obj *api.Object, judged bool) error {
 	want := s.t.APIVersion()
 	if j, ok := s.t.Strategy.(TypeMetaJudge); judged && ok && (obj.APIVersion != "" && obj.APIVersion != want || obj.Kind != "" && obj.Kind != s.t.Kind) {

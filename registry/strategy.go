@@ -424,6 +424,12 @@ type WriteHooks interface {
 // TypeMetaError returns the error for a body that says apiVersion and
 // kind (one of them may be empty: the URL's), or nil to leave the
 // Store's generic answer.
+//
+// PatchedTypeMetaError judges the result of a JSON or merge patch that
+// says apiVersion and kind: the decoder's own error, which the Store
+// answers as kube-apiserver's patch handler does (422 naming the
+// patched object), or nil to leave the generic answer.
 type TypeMetaJudge interface {
 	TypeMetaError(apiVersion, kind string) error
+	PatchedTypeMetaError(apiVersion, kind string) error
 }

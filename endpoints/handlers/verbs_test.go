@@ -692,6 +692,34 @@ func TestWrongTypeMetaAsKube(t *testing.T) {
 			t.Errorf("%s %s %s: message %q, want kube's %q", c.method, c.path, c.body, st["message"], c.msg)
 		}
 	}
+
+	// A JSON or merge patch that changes them: kube's patch handler's
+	// 422 naming the patched object, in its decoder's words. A strategic
+	// merge patch cannot change them (200, the object unchanged), nor
+	// does a JSON patch that removes one.
+	const merge, jsonPatch, strategic = "application/merge-patch+json", "application/json-patch+json", "application/strategic-merge-patch+json"
+	for _, c := range []struct{ contentType, patch, value, msg string }{
+		{merge, `{"kind":"Bogus"}`, `"kind":"Bogus"`, `no kind "Bogus" is registered for version "v1" in scheme "pkg/runtime/scheme.go:111"`},
+		{merge, `{"apiVersion":"v2"}`, `"apiVersion":"v2"`, `no kind "ConfigMap" is registered for version "v2" in scheme "pkg/runtime/scheme.go:111"`},
+		{merge, `{"apiVersion":"apps/v1","kind":"Deployment"}`, `"kind":"Deployment"`, `converting (v1.Deployment) to (core.ConfigMap): unknown conversion`},
+		{jsonPatch, `[{"op":"replace","path":"/kind","value":"Bogus"}]`, `"kind":"Bogus"`, `no kind "Bogus" is registered for version "v1" in scheme "pkg/runtime/scheme.go:111"`},
+	} {
+		st := f.Status(f.Do("PATCH", cms+"/u1", c.patch, "Content-Type", c.contentType), 422, "Invalid")
+		msg, _ := st["message"].(string)
+		if !strings.HasPrefix(msg, ` "" is invalid: patch: Invalid value: "{`) || !strings.HasSuffix(msg, `}": `+c.msg) || !strings.Contains(msg, strings.ReplaceAll(c.value, `"`, `\"`)) {
+			t.Errorf("%s %s: message %q, want kube's 422 naming the patched object (with %s) and %q", c.contentType, c.patch, msg, c.value, c.msg)
+		}
+	}
+	for _, c := range []struct{ contentType, patch string }{
+		{strategic, `{"kind":"Bogus"}`},
+		{strategic, `{"apiVersion":"v2","kind":"Secret"}`},
+		{jsonPatch, `[{"op":"remove","path":"/kind"}]`},
+	} {
+		got := f.Must(200, "PATCH", cms+"/u1", c.patch, "Content-Type", c.contentType)
+		if got["apiVersion"] != "v1" || got["kind"] != "ConfigMap" {
+			t.Errorf("%s %s: answered %v %v, want v1 ConfigMap", c.contentType, c.patch, got["apiVersion"], got["kind"])
+		}
+	}
 }
 
 // TestDeleteCollectionAsKube: as kube-apiserver 1.37.1, a collection
