@@ -28,7 +28,7 @@ type dispatcher struct {
 	budget timeBudget
 	// queue carries events from the reflector, in revision order.
 	// Bookmark-typed events only advance rev.
-	queue chan *event
+	queue *eventQueue
 
 	// mu serializes changes to watchers. The dispatcher reads watchers
 	// without it: the slice is copied on write and never modified.
@@ -58,7 +58,7 @@ func newDispatcher(clock Clock, log *slog.Logger, budget time.Duration) *dispatc
 		clock:  clock,
 		log:    log,
 		budget: timeBudget{clock: clock, max: budget, left: budget, refilled: clock.Now()},
-		queue:  make(chan *event, 1024),
+		queue:  newEventQueue(),
 		kick:   make(chan struct{}, 1),
 	}
 	d.watchers.Store(new([]*cacheWatcher))
@@ -94,12 +94,7 @@ func (d *dispatcher) count() int { return len(*d.watchers.Load()) }
 // enqueue hands e to the dispatcher goroutine, waiting while its queue is
 // full (back-pressure on the reflector) unless ctx is done.
 func (d *dispatcher) enqueue(ctx context.Context, e *event) bool {
-	select {
-	case d.queue <- e:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return d.queue.put(ctx, e)
 }
 
 // run dispatches until ctx is done. It wakes for bookmarks only when one
@@ -112,13 +107,18 @@ func (d *dispatcher) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case e := <-d.queue:
-			d.rev = max(d.rev, e.rev)
-			if e.typ != storage.Bookmark {
-				d.dispatch(ctx, e)
-				d.m.eventDispatched()
+		case <-d.queue.ready:
+			for _, e := range d.queue.take() {
+				if ctx.Err() != nil {
+					return
+				}
+				d.rev = max(d.rev, e.rev)
+				if e.typ != storage.Bookmark {
+					d.dispatch(ctx, e)
+					d.m.eventDispatched()
+				}
+				d.dispatched.Store(d.rev)
 			}
-			d.dispatched.Store(d.rev)
 		case <-tick:
 			d.offerBookmarks()
 			tick = d.planBookmarks()
