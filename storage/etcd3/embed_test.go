@@ -22,6 +22,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/miniapi/miniapi/storage"
 )
 
 // TestEmbeddedRestartKeepsData restarts a member on its data directory
@@ -341,5 +343,66 @@ func TestEmbeddedCampaignsAtOnce(t *testing.T) {
 			}
 		}
 		e.Close()
+	}
+}
+
+// TestMemberCloseEndsStoreWatches: a Store's watches of the embedded
+// member read their streams on their own goroutines; closing the member
+// must neither wait for a consumer that reads nothing (the member waits
+// only while a watch may still read its store) nor leave a reading one
+// hanging: that one gets the events written before, then an error, then
+// the channel closes.
+func TestMemberCloseEndsStoreWatches(t *testing.T) {
+	ctx := context.Background()
+	e, err := StartEmbedded(ctx, EmbeddedConfig{Dir: t.TempDir(), UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Config{Client: e.Client})
+	idle, err := s.Watch(ctx, "/things/", storage.WatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Stop()
+	reading, err := s.Watch(ctx, "/things/", storage.WatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reading.Stop()
+	const writes = 3 * watchBufferSize // more than the idle watch's buffer holds
+	for i := range writes {
+		if _, err := s.Create(ctx, fmt.Sprintf("/things/%d", i), []byte(`{"metadata":{}}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := 0
+	for got < writes {
+		select {
+		case ev := <-reading.ResultChan():
+			if ev.Type != storage.Added {
+				t.Fatalf("event %d: %s %v", got, ev.Type, ev.Err)
+			}
+			got++
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d of %d events arrived", got, writes)
+		}
+	}
+
+	closed := make(chan error, 1)
+	go func() { closed <- e.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("closing the member waits for a watch nobody reads")
+	}
+	var last storage.Event
+	for ev := range reading.ResultChan() {
+		last = ev
+	}
+	if last.Type != storage.ErrorEvent {
+		t.Errorf("the reading watch ended with %s, want an ErrorEvent", last.Type)
 	}
 }

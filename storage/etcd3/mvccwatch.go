@@ -17,7 +17,8 @@ import (
 // on the member's multi-version store itself, with a goroutine of its
 // own, where etcd's gRPC watch service behind the in-process adapter
 // costs seven goroutines a stream (the client's two, the adapter's two,
-// the service's send and receive loops, ours). It asks progress of one
+// the service's send and receive loops, ours). A Store's watch reads its
+// stream on its own goroutine instead (open): none of the member's. It asks progress of one
 // watch by its ID, so an answer can only be that watch's: a stream-wide
 // answer queued before a watch existed can not reach it (see
 // watcher.streamContext). RequestProgress finds the watch by the stream
@@ -49,88 +50,125 @@ type mvccWatch struct {
 // errWatcherClosed ends watches of a closed member.
 var errWatcherClosed = errors.New("etcd3: the embedded member is closed")
 
-// Watch implements clientv3.Watcher for the options Store uses: a key or
-// a prefix, a start revision, previous values and progress notification.
-func (m *mvccWatcher) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
+// mvccStream is one watch on the member's store, read by its owner's
+// goroutine: a Store's watcher reads its responses itself (C, then
+// response), so a watch costs one goroutine, not two and a channel
+// between them. The owner calls close exactly once.
+type mvccStream struct {
+	m      *mvccWatcher
+	w      *mvccWatch
+	stream string
+	prevKV bool
+}
+
+// open starts a watch of key (or the range opts give) from the revision
+// opts give, for the options Store uses (previous values, progress
+// notification); ok is false when the member is closed.
+func (m *mvccWatcher) open(ctx context.Context, key string, opts ...clientv3.OpOption) (s *mvccStream, ok bool) {
 	op := clientv3.OpGet(key, opts...)
-	out := make(chan clientv3.WatchResponse, 1)
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.closed {
-		// A closed channel is what a closed client's watch gives.
-		m.mu.Unlock()
-		close(out)
-		return out
+		return nil, false
 	}
 	ws := m.srv.Watchable().NewWatchStream()
 	id, err := ws.Watch(ctx, clientv3.AutoWatchID, op.KeyBytes(), op.RangeBytes(), op.Rev())
 	if err != nil {
 		// Only an empty range or a taken ID fail here; Store asks
 		// for neither.
-		m.mu.Unlock()
 		ws.Close()
+		return nil, false
+	}
+	s = &mvccStream{m: m, w: &mvccWatch{ws: ws, id: id}, stream: streamName(ctx), prevKV: op.IsPrevKV()}
+	if s.stream != "" {
+		m.byStream[s.stream] = s.w
+	}
+	m.running.Add(1)
+	return s, true
+}
+
+// C delivers the watch's responses.
+func (s *mvccStream) C() <-chan mvcc.WatchResponse { return s.w.ws.Chan() }
+
+// stopped is closed when the member closes: the owner then closes the
+// stream without reading on.
+func (s *mvccStream) stopped() <-chan struct{} { return s.m.stop }
+
+// response is resp as clientv3 reports it, with each event's previous
+// value when the watch asked for them; a compaction cancels the watch.
+func (s *mvccStream) response(ctx context.Context, resp mvcc.WatchResponse) clientv3.WatchResponse {
+	wr := clientv3.WatchResponse{Header: &pb.ResponseHeader{Revision: resp.Revision}, CompactRevision: resp.CompactRevision}
+	if resp.CompactRevision != 0 {
+		wr.Canceled = true
+	}
+	if len(resp.Events) > 0 {
+		wr.Events = make([]*clientv3.Event, len(resp.Events))
+		for i, e := range resp.Events {
+			if s.prevKV && !(e.Type == mvccpb.Event_PUT && e.Kv.CreateRevision == e.Kv.ModRevision) {
+				r, err := s.m.srv.KV().Range(ctx, e.Kv.Key, nil, mvcc.RangeOptions{Rev: e.Kv.ModRevision - 1})
+				if err == nil && len(r.KVs) != 0 {
+					// A new Event: etcd hands the same ones
+					// to every watch of the key.
+					e = &mvccpb.Event{Type: e.Type, Kv: e.Kv, PrevKv: r.KVs[0]}
+				}
+			}
+			wr.Events[i] = (*clientv3.Event)(e)
+		}
+	}
+	return wr
+}
+
+// close ends the watch and lets the member close.
+func (s *mvccStream) close() {
+	s.m.mu.Lock()
+	if s.m.byStream[s.stream] == s.w {
+		delete(s.m.byStream, s.stream)
+	}
+	s.m.mu.Unlock()
+	s.w.ws.Close()
+	s.m.running.Done()
+}
+
+// Watch implements clientv3.Watcher for the options Store uses: a key or
+// a prefix, a start revision, previous values and progress notification.
+// Its goroutine forwards the stream's responses; a Store reads its
+// streams itself (see open).
+func (m *mvccWatcher) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
+	out := make(chan clientv3.WatchResponse, 1)
+	s, ok := m.open(ctx, key, opts...)
+	if !ok {
+		// A closed channel is what a closed client's watch gives.
 		close(out)
 		return out
 	}
-	stream := streamName(ctx)
-	w := &mvccWatch{ws: ws, id: id}
-	if stream != "" {
-		m.byStream[stream] = w
-	}
-	m.running.Add(1)
-	m.mu.Unlock()
-	go m.run(ctx, w, stream, op.IsPrevKV(), out)
+	go s.forward(ctx, out)
 	return out
 }
 
-// run forwards the watch's responses to out until ctx ends, the watch is
-// compacted away or the member closes.
-func (m *mvccWatcher) run(ctx context.Context, w *mvccWatch, stream string, prevKV bool, out chan<- clientv3.WatchResponse) {
-	defer m.running.Done()
+// forward sends the stream's responses on out until ctx ends, the watch
+// is compacted away or the member closes.
+func (s *mvccStream) forward(ctx context.Context, out chan<- clientv3.WatchResponse) {
+	defer s.close()
 	defer close(out)
-	defer func() {
-		m.mu.Lock()
-		if m.byStream[stream] == w {
-			delete(m.byStream, stream)
-		}
-		m.mu.Unlock()
-		w.ws.Close()
-	}()
 	for {
 		var resp mvcc.WatchResponse
 		var ok bool
 		select {
-		case resp, ok = <-w.ws.Chan():
+		case resp, ok = <-s.C():
 			if !ok {
 				return
 			}
 		case <-ctx.Done():
 			return
-		case <-m.stop:
+		case <-s.stopped():
 			return
 		}
-		wr := clientv3.WatchResponse{Header: &pb.ResponseHeader{Revision: resp.Revision}, CompactRevision: resp.CompactRevision}
-		if resp.CompactRevision != 0 {
-			wr.Canceled = true
-		}
-		if len(resp.Events) > 0 {
-			wr.Events = make([]*clientv3.Event, len(resp.Events))
-			for i, e := range resp.Events {
-				if prevKV && !(e.Type == mvccpb.Event_PUT && e.Kv.CreateRevision == e.Kv.ModRevision) {
-					r, err := m.srv.KV().Range(ctx, e.Kv.Key, nil, mvcc.RangeOptions{Rev: e.Kv.ModRevision - 1})
-					if err == nil && len(r.KVs) != 0 {
-						// A new Event: etcd hands the same ones
-						// to every watch of the key.
-						e = &mvccpb.Event{Type: e.Type, Kv: e.Kv, PrevKv: r.KVs[0]}
-					}
-				}
-				wr.Events[i] = (*clientv3.Event)(e)
-			}
-		}
+		wr := s.response(ctx, resp)
 		select {
 		case out <- wr:
 		case <-ctx.Done():
 			return
-		case <-m.stop:
+		case <-s.stopped():
 			return
 		}
 		if wr.Canceled {

@@ -10,6 +10,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/storage/mvcc"
 
 	"github.com/miniapi/miniapi/storage"
 )
@@ -74,6 +75,13 @@ type watcher struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	result   chan storage.Event
+	// With the embedded member's watch read on this goroutine:
+	// stopped is closed when the member closes, closeStream ends the
+	// stream (release calls it once, and sets released). All nil for
+	// a client's watch. Only the watch's goroutine uses them.
+	stopped     <-chan struct{}
+	closeStream func()
+	released    bool
 }
 
 // ResultChan implements storage.Watcher.
@@ -104,8 +112,28 @@ func (w *watcher) run() {
 		ops = append(ops, clientv3.WithProgressNotify())
 	}
 	// Open the etcd watch before sending the snapshot, so that etcd
-	// holds revision startRev+1 on while a slow consumer takes it.
-	wch := w.store.watcher.Watch(w.streamContext(w.ctx), w.store.watchPrefix+w.prefix, ops...)
+	// holds revision startRev+1 on while a slow consumer takes it. The
+	// embedded member's watches are read here, on this goroutine
+	// (mvccStream); a client's arrive on its channel.
+	key := w.store.watchPrefix + w.prefix
+	var follow func(lastRev, delivered int64)
+	if m, ok := w.store.watcher.(*mvccWatcher); ok {
+		st, ok := m.open(w.streamContext(w.ctx), key, ops...)
+		if !ok {
+			w.sendError(storage.NewError(storage.CodeInternal, w.prefix, 0, errWatcherClosed))
+			return
+		}
+		w.stopped, w.closeStream = st.stopped(), st.close
+		defer w.release()
+		follow = func(lastRev, delivered int64) {
+			followResponses(w, st.C(), func(r mvcc.WatchResponse) clientv3.WatchResponse { return st.response(w.ctx, r) }, lastRev, delivered)
+		}
+	} else {
+		wch := w.store.watcher.Watch(w.streamContext(w.ctx), key, ops...)
+		follow = func(lastRev, delivered int64) {
+			followResponses(w, wch, func(r clientv3.WatchResponse) clientv3.WatchResponse { return r }, lastRev, delivered)
+		}
+	}
 
 	for _, kv := range snapshot {
 		obj, err := objectFromKV(kv)
@@ -128,10 +156,11 @@ func (w *watcher) run() {
 		}
 		delivered = startRev
 	}
-	w.follow(wch, startRev, delivered)
+	follow(startRev, delivered)
 }
 
-// follow forwards etcd's watch responses until the watch ends. lastRev is
+// followResponses forwards etcd's watch responses, read from ch as
+// response makes them, until the watch ends. lastRev is
 // the revision the consumer is current through once it has what was sent
 // so far; delivered is the highest revision it has been told of.
 //
@@ -141,7 +170,7 @@ func (w *watcher) run() {
 // on its own stream, and again every progressRetryInterval until etcd's
 // notification or events bring it past R, because etcd drops requests
 // that arrive while the watch is catching up or not yet created.
-func (w *watcher) follow(wch clientv3.WatchChan, lastRev, delivered int64) {
+func followResponses[R any](w *watcher, ch <-chan R, response func(R) clientv3.WatchResponse, lastRev, delivered int64) {
 	var retry *time.Ticker
 	var retryC <-chan time.Time
 	var requested int64 // the highest wanted revision asked of etcd
@@ -182,20 +211,24 @@ func (w *watcher) follow(wch clientv3.WatchChan, lastRev, delivered int64) {
 			retry, retryC = nil, nil
 		}
 		select {
-		case resp, ok := <-wch:
-			if !ok {
+		case r, ok := <-ch:
+			if !ok || w.released {
 				// etcd's channel closes when our ctx ends, and
-				// otherwise only when the client is closed.
-				if w.ctx.Err() == nil {
-					w.sendError(storage.NewError(storage.CodeInternal, w.prefix, 0, errors.New("etcd3: watch channel closed")))
-				}
+				// otherwise only when the client (or member) is
+				// closed; after release, what the stream still
+				// buffers must not be read.
+				w.sendError(errWatchClosed(w.prefix))
 				return
 			}
-			seen, sent, cont := w.forward(resp)
+			seen, sent, cont := w.forward(response(r))
 			if !cont {
 				return
 			}
 			lastRev, delivered = max(lastRev, seen), max(delivered, sent)
+		case <-w.stopped:
+			w.release()
+			w.sendError(errWatchClosed(w.prefix))
+			return
 		case <-kick:
 		case <-retryC:
 			// An error here means the stream is going away; the
@@ -366,14 +399,37 @@ func (w *watcher) watchError(resp clientv3.WatchResponse, err error) error {
 }
 
 // send delivers ev unless the watch has been stopped; it reports whether
-// it did.
+// it did. The embedded member closing meanwhile releases the stream, so
+// that the member need not wait for this watch's consumer.
 func (w *watcher) send(ev storage.Event) bool {
 	select {
 	case w.result <- ev:
 		return true
 	case <-w.ctx.Done():
 		return false
+	case <-w.stopped:
+		w.release()
 	}
+	select {
+	case w.result <- ev:
+		return true
+	case <-w.ctx.Done():
+		return false
+	}
+}
+
+// release closes the embedded member's stream this watch reads, once;
+// a no-op for a client's watch.
+func (w *watcher) release() {
+	if w.closeStream != nil && !w.released {
+		w.released, w.stopped = true, nil
+		w.closeStream()
+	}
+}
+
+// errWatchClosed ends a watch whose etcd watch went away under it.
+func errWatchClosed(prefix string) error {
+	return storage.NewError(storage.CodeInternal, prefix, 0, errors.New("etcd3: watch channel closed"))
 }
 
 // sendError delivers the watch's final ErrorEvent, unless it was stopped
