@@ -6,12 +6,15 @@ import (
 )
 
 // ring is a bounded history of values keyed by non-decreasing revision.
-// When full, Append overwrites the oldest entry. It is not safe for
-// concurrent use; the watch cache guards it with its mutex.
+// When full, Append overwrites the oldest entry. Its buffer grows with
+// what it holds, up to its capacity: a type nobody writes holds none
+// (most of a test cluster's 64). It is not safe for concurrent use; the
+// watch cache guards it with its mutex.
 type ring[T any] struct {
-	buf   []ringEntry[T]
-	start int // index of the oldest entry in buf
-	n     int // number of entries held
+	buf      []ringEntry[T]
+	capacity int
+	start    int // index of the oldest entry in buf
+	n        int // number of entries held
 }
 
 type ringEntry[T any] struct {
@@ -23,14 +26,14 @@ func newRing[T any](capacity int) *ring[T] {
 	if capacity < 1 {
 		capacity = 1
 	}
-	return &ring[T]{buf: make([]ringEntry[T], capacity)}
+	return &ring[T]{capacity: capacity}
 }
 
 // Len is the number of entries held.
 func (r *ring[T]) Len() int { return r.n }
 
 // Cap is the number of entries held before Append evicts.
-func (r *ring[T]) Cap() int { return len(r.buf) }
+func (r *ring[T]) Cap() int { return r.capacity }
 
 // at returns the i-th oldest entry, 0 <= i < Len.
 func (r *ring[T]) at(i int) *ringEntry[T] {
@@ -44,6 +47,13 @@ func (r *ring[T]) at(i int) *ringEntry[T] {
 func (r *ring[T]) Append(rev int64, v T) (old ringEntry[T], evicted bool) {
 	if r.n > 0 && rev < r.at(r.n-1).rev {
 		panic("cacher: ring revisions must not decrease")
+	}
+	if r.n == len(r.buf) && r.n < r.capacity {
+		// Not full: nothing was evicted yet, so the entries start at
+		// index 0 and keep their order in a larger buffer.
+		buf := make([]ringEntry[T], min(max(2*r.n, 8), r.capacity))
+		copy(buf, r.buf[:r.n])
+		r.buf, r.start = buf, 0
 	}
 	if r.n == len(r.buf) {
 		old, evicted = r.buf[r.start], true
@@ -95,15 +105,14 @@ func (r *ring[T]) Resize(capacity int) {
 		capacity = 1
 	}
 	keep := min(r.n, capacity)
-	buf := make([]ringEntry[T], capacity)
+	buf := make([]ringEntry[T], keep, max(keep, min(2*keep, capacity)))
 	for i := range keep {
 		buf[i] = *r.at(r.n - keep + i)
 	}
-	r.buf, r.start, r.n = buf, 0, keep
+	r.buf, r.capacity, r.start, r.n = buf[:cap(buf)], capacity, 0, keep
 }
 
-// Reset drops every entry, keeping the capacity.
+// Reset drops every entry and the buffer, keeping the capacity.
 func (r *ring[T]) Reset() {
-	clear(r.buf)
-	r.start, r.n = 0, 0
+	r.buf, r.start, r.n = nil, 0, 0
 }

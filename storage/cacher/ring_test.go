@@ -148,3 +148,41 @@ func TestRingAscendStopsEarly(t *testing.T) {
 		t.Fatal("Reset left entries")
 	}
 }
+
+// TestRingGrowsWithWhatItHolds: a ring holds no buffer until written,
+// grows with its entries up to its capacity, keeps them in order while
+// it grows, evicts only once full, and gives its buffer back on Reset.
+func TestRingGrowsWithWhatItHolds(t *testing.T) {
+	r := newRing[int](100)
+	if len(r.buf) != 0 || r.Cap() != 100 {
+		t.Fatalf("new ring: buffer of %d, Cap %d; want none and 100", len(r.buf), r.Cap())
+	}
+	for i := 1; i <= 3; i++ {
+		r.Append(int64(i), i)
+	}
+	if len(r.buf) > 8 {
+		t.Errorf("3 entries hold a buffer of %d", len(r.buf))
+	}
+	for i := 4; i <= 100; i++ {
+		if _, evicted := r.Append(int64(i), i); evicted {
+			t.Fatalf("append %d evicted before the ring was full", i)
+		}
+	}
+	if old, evicted := r.Append(101, 101); !evicted || old.rev != 1 {
+		t.Errorf("append to a full ring evicted %v (%v), want revision 1", old, evicted)
+	}
+	want := int64(2)
+	for rev, v := range r.AscendFrom(0) {
+		if rev != want || v != int(want) {
+			t.Fatalf("entry %d: %d, want %d", rev, v, want)
+		}
+		want++
+	}
+	if want != 102 || len(r.buf) != 100 {
+		t.Errorf("after 101 appends: through %d with a buffer of %d, want 101 and 100", want-1, len(r.buf))
+	}
+	r.Reset()
+	if len(r.buf) != 0 || r.Len() != 0 || r.Cap() != 100 {
+		t.Errorf("after Reset: buffer %d, Len %d, Cap %d", len(r.buf), r.Len(), r.Cap())
+	}
+}
