@@ -208,3 +208,15 @@ type Deliverer interface {
 type ProgressRequester interface {
 	RequestProgress(ctx context.Context) error
 }
+
+// WatchRunner is implemented by backends whose watch can run on its
+// consumer's goroutine: RunWatch watches as Watch does but calls fn with
+// each event, in order, instead of sending it on a channel, and returns
+// when fn returns false, when ctx ends, or after the watch's last event
+// (a final ErrorEvent is passed to fn first). The error is Watch's, for a
+// watch that cannot start. A consumer with a goroutine of its own (the
+// cacher's reflector) so saves the backend's goroutine and a channel
+// hand-off per event.
+type WatchRunner interface {
+	RunWatch(ctx context.Context, prefix string, opts WatchOptions, fn func(Event) bool) error
+}

@@ -34,8 +34,7 @@ type Cacher struct {
 	closed bool
 	wg     sync.WaitGroup
 
-	relists  atomic.Int64
-	watching atomic.Bool
+	relists atomic.Int64
 }
 
 var (

@@ -116,13 +116,23 @@ func (c *Cacher) relist(ctx context.Context) (err error) {
 
 // watchOnce follows one underlying watch from the cache's revision until
 // it ends. compacted says a relist is needed; progressed says the watch
-// delivered something, so a retry need not back off.
+// delivered something, so a retry need not back off. A backend that can
+// run the watch on this goroutine (storage.WatchRunner) does.
 func (c *Cacher) watchOnce(ctx context.Context) (compacted, progressed bool) {
 	from := c.wc.revision()
-	w, err := c.underlying.Watch(ctx, c.cfg.Prefix, storage.WatchOptions{
-		ResourceVersion: storage.FormatResourceVersion(from),
-		ProgressNotify:  true,
-	})
+	opts := storage.WatchOptions{ResourceVersion: storage.FormatResourceVersion(from), ProgressNotify: true}
+	f := &follower{c: c, ctx: ctx}
+	var err error
+	if r, ok := c.underlying.(storage.WatchRunner); ok {
+		err = r.RunWatch(ctx, c.cfg.Prefix, opts, f.handle)
+	} else {
+		var w storage.Watcher
+		if w, err = c.underlying.Watch(ctx, c.cfg.Prefix, opts); err == nil {
+			defer w.Stop()
+			for f.next(w) {
+			}
+		}
+	}
 	if err != nil {
 		if storage.IsCompacted(err) {
 			return true, false
@@ -132,73 +142,86 @@ func (c *Cacher) watchOnce(ctx context.Context) (compacted, progressed bool) {
 		}
 		return false, false
 	}
-	defer w.Stop()
-	c.watching.Store(true)
-	defer c.watching.Store(false)
+	return f.compacted, f.progressed
+}
+
+// follower applies one underlying watch's events to the cache and hands
+// them to the dispatcher.
+type follower struct {
+	c   *Cacher
+	ctx context.Context
 	// run collects the events of one revision until its last arrives;
 	// a watch that ends in the middle of one leaves it unapplied, and
 	// the next watch, from the cache's revision, brings it whole.
-	var run []storage.Event
-	var runAttrs []storage.Attrs
-	for {
-		var ev storage.Event
-		var ok bool
-		select {
-		case ev, ok = <-w.ResultChan():
-		case <-ctx.Done():
-			return false, progressed
-		}
-		if !ok {
-			return false, progressed
-		}
-		switch ev.Type {
-		case storage.ErrorEvent:
-			if storage.IsCompacted(ev.Err) {
-				return true, progressed
-			}
-			c.log.Warn("cacher: watch error", "prefix", c.cfg.Prefix, "err", ev.Err)
-			return false, progressed
-		case storage.Bookmark:
-			if ev.Object == nil {
-				continue
-			}
-			c.wc.progress(ev.Object.Revision)
-			c.m.revision(ev.Object.Revision)
-			if !c.d.enqueue(ctx, &event{typ: storage.Bookmark, rev: ev.Object.Revision}) {
-				return false, progressed
-			}
-		case storage.Added, storage.Modified, storage.Deleted:
-			if ev.Object == nil {
-				continue
-			}
-			var attrs storage.Attrs
-			if ev.Type != storage.Deleted {
-				a, err := c.cfg.Attrs(ev.Object.Data)
-				if err != nil {
-					c.log.Warn("cacher: cannot compute selectable attributes", "key", ev.Object.Key, "err", err)
-				}
-				attrs = a
-			}
-			c.m.eventReceived()
-			run, runAttrs = append(run, ev), append(runAttrs, attrs)
-			if ev.MoreAtRevision {
-				continue
-			}
-			events := c.wc.applyRun(run, runAttrs)
-			clear(run)
-			clear(runAttrs)
-			run, runAttrs = run[:0], runAttrs[:0]
-			if len(events) > 0 {
-				c.recordState()
-			}
-			for _, e := range events {
-				if !c.d.enqueue(ctx, e) {
-					return false, progressed
-				}
-			}
-		}
-		progressed = true
+	run      []storage.Event
+	runAttrs []storage.Attrs
+	// compacted says the watch ended because its revision is gone;
+	// progressed that it delivered something.
+	compacted, progressed bool
+}
+
+// next handles w's next event; false when the watch is over.
+func (f *follower) next(w storage.Watcher) bool {
+	select {
+	case ev, ok := <-w.ResultChan():
+		return ok && f.handle(ev)
+	case <-f.ctx.Done():
+		return false
 	}
+}
+
+// handle applies ev; false when the watch is over.
+func (f *follower) handle(ev storage.Event) bool {
+	c := f.c
+	switch ev.Type {
+	case storage.ErrorEvent:
+		if storage.IsCompacted(ev.Err) {
+			f.compacted = true
+			return false
+		}
+		c.log.Warn("cacher: watch error", "prefix", c.cfg.Prefix, "err", ev.Err)
+		return false
+	case storage.Bookmark:
+		if ev.Object == nil {
+			return true
+		}
+		c.wc.progress(ev.Object.Revision)
+		c.m.revision(ev.Object.Revision)
+		if !c.d.enqueue(f.ctx, &event{typ: storage.Bookmark, rev: ev.Object.Revision}) {
+			return false
+		}
+	case storage.Added, storage.Modified, storage.Deleted:
+		if ev.Object == nil {
+			return true
+		}
+		var attrs storage.Attrs
+		if ev.Type != storage.Deleted {
+			a, err := c.cfg.Attrs(ev.Object.Data)
+			if err != nil {
+				c.log.Warn("cacher: cannot compute selectable attributes", "key", ev.Object.Key, "err", err)
+			}
+			attrs = a
+		}
+		c.m.eventReceived()
+		f.run, f.runAttrs = append(f.run, ev), append(f.runAttrs, attrs)
+		if ev.MoreAtRevision {
+			return true
+		}
+		events := c.wc.applyRun(f.run, f.runAttrs)
+		clear(f.run)
+		clear(f.runAttrs)
+		f.run, f.runAttrs = f.run[:0], f.runAttrs[:0]
+		if len(events) > 0 {
+			c.recordState()
+		}
+		for _, e := range events {
+			if !c.d.enqueue(f.ctx, e) {
+				return false
+			}
+		}
+	}
+	f.progressed = true
+	return true
 }
 
 // recordState records the cache's revision and contents in its metrics.

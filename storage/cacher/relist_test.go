@@ -21,10 +21,11 @@ type breakable struct {
 	mu      sync.Mutex
 	gate    chan struct{} // non-nil: Watch waits for it to close
 	waiting chan struct{} // closed when a Watch is held at the gate
-	current storage.Watcher
+	current func()        // ends the running watch
 }
 
-func (b *breakable) Watch(ctx context.Context, prefix string, opts storage.WatchOptions) (storage.Watcher, error) {
+// hold waits at the gate, if one is set.
+func (b *breakable) hold(ctx context.Context) error {
 	b.mu.Lock()
 	gate, waiting := b.gate, b.waiting
 	b.mu.Unlock()
@@ -33,14 +34,36 @@ func (b *breakable) Watch(ctx context.Context, prefix string, opts storage.Watch
 		select {
 		case <-gate:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 	}
+	return nil
+}
+
+func (b *breakable) Watch(ctx context.Context, prefix string, opts storage.WatchOptions) (storage.Watcher, error) {
+	if err := b.hold(ctx); err != nil {
+		return nil, err
+	}
 	w, err := b.Store.Watch(ctx, prefix, opts)
-	b.mu.Lock()
-	b.current = w
-	b.mu.Unlock()
+	if err == nil {
+		b.mu.Lock()
+		b.current = w.Stop
+		b.mu.Unlock()
+	}
 	return w, err
+}
+
+// RunWatch is the watch the reflector runs on its goroutine.
+func (b *breakable) RunWatch(ctx context.Context, prefix string, opts storage.WatchOptions, fn func(storage.Event) bool) error {
+	if err := b.hold(ctx); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b.mu.Lock()
+	b.current = cancel
+	b.mu.Unlock()
+	return b.Store.RunWatch(ctx, prefix, opts, fn)
 }
 
 // pauseAndBreak ends the reflector's watch and returns once the
@@ -50,7 +73,7 @@ func (b *breakable) pauseAndBreak(t *testing.T) {
 	b.gate, b.waiting = make(chan struct{}), make(chan struct{})
 	cur, waiting := b.current, b.waiting
 	b.mu.Unlock()
-	cur.Stop()
+	cur()
 	<-waiting
 }
 
@@ -243,4 +266,28 @@ func TestCompactedWithoutEtcd(t *testing.T) {
 	if err := exact(last.Revision); err != nil {
 		t.Fatalf("exact list at the compaction point: %v", err)
 	}
+}
+
+// TestReflectorOverWatchChannel: a backend that cannot run a watch on the
+// reflector's goroutine (no storage.WatchRunner: here the etcd3 Store
+// behind an interface that hides it) is followed through its Watch
+// channel, with the same result: a transaction's events applied as one
+// change, and watchers told of every change in order.
+func TestReflectorOverWatchChannel(t *testing.T) {
+	client := etcd3test.Start(t)
+	store := etcd3.New(etcd3.Config{Client: client})
+	h := newHarnessOver(t, client, store, struct{ storage.Interface }{store}, Config{})
+	if _, ok := h.c.underlying.(storage.WatchRunner); ok {
+		t.Fatal("the wrapped store still runs watches")
+	}
+	w := h.watch(testPrefix, storage.WatchOptions{ResourceVersion: "0"})
+	h.create("ns", "a", nil)
+	h.update("ns", "a", nil, "1")
+	last := h.del("ns", "a")
+	for _, want := range []storage.EventType{storage.Added, storage.Modified, storage.Deleted} {
+		if ev := next(t, w); ev.Type != want {
+			t.Fatalf("event %s, want %s", ev.Type, want)
+		}
+	}
+	h.waitRevision(last.Revision)
 }

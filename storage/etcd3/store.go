@@ -63,6 +63,7 @@ var (
 	_ storage.Interface         = (*Store)(nil)
 	_ storage.RevisionReader    = (*Store)(nil)
 	_ storage.ProgressRequester = (*Store)(nil)
+	_ storage.WatchRunner       = (*Store)(nil)
 )
 
 // watchStreamKey is the metadata key that names a watch's gRPC stream

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/namespace"
+	"k8s.io/utils/ptr"
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/storage"
@@ -442,5 +445,49 @@ func TestTooLargeObject(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestRunWatch: the watch a consumer runs on its own goroutine (the
+// cacher's reflector) hands fn what Watch would send, in order; stops
+// when fn says so; passes a compaction's ErrorEvent before it returns;
+// and refuses a bad resourceVersion before it starts.
+func TestRunWatch(t *testing.T) {
+	ctx := testContext(t)
+	client := etcd3test.Start(t)
+	s := etcd3.New(etcd3.Config{Client: client})
+	first, err := s.Create(ctx, "/things/a", []byte(`{"metadata":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, "/things/b", []byte(`{"metadata":{}}`)); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	err = s.RunWatch(ctx, "/things/", storage.WatchOptions{ResourceVersion: "0", SendInitialEvents: ptr.To(true), AllowBookmarks: true},
+		func(ev storage.Event) bool {
+			got = append(got, string(ev.Type)+" "+ev.Object.Key)
+			return ev.Type != storage.Bookmark
+		})
+	if want := []string{"ADDED /things/a", "ADDED /things/b", "BOOKMARK "}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("RunWatch = %v, events %q; want %q, then stopped by fn", err, got, want)
+	}
+
+	third, err := s.Create(ctx, "/things/c", []byte(`{"metadata":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Compact(ctx, third.Revision); err != nil {
+		t.Fatal(err)
+	}
+	var last storage.Event
+	err = s.RunWatch(ctx, "/things/", storage.WatchOptions{ResourceVersion: strconv.FormatInt(first.Revision, 10)},
+		func(ev storage.Event) bool { last = ev; return true })
+	if err != nil || last.Type != storage.ErrorEvent || !storage.IsCompacted(last.Err) {
+		t.Errorf("RunWatch from a compacted revision = %v, last event %s %v; want the Compacted ErrorEvent", err, last.Type, last.Err)
+	}
+
+	if err := s.RunWatch(ctx, "/things/", storage.WatchOptions{ResourceVersion: "abc"}, func(storage.Event) bool { return true }); err == nil {
+		t.Error("RunWatch from resourceVersion abc started")
 	}
 }

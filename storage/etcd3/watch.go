@@ -34,6 +34,32 @@ const watchBufferSize = 100
 // opts.ProgressNotify is set (see RequestProgress). The periodic
 // bookmarks opts.AllowBookmarks asks for are left to the cacher.
 func (s *Store) Watch(ctx context.Context, prefix string, opts storage.WatchOptions) (storage.Watcher, error) {
+	w, err := s.newWatcher(ctx, prefix, opts)
+	if err != nil {
+		return nil, err
+	}
+	w.result = make(chan storage.Event, watchBufferSize)
+	go func() {
+		defer close(w.result)
+		w.run()
+	}()
+	return w, nil
+}
+
+// RunWatch implements storage.WatchRunner: Watch's watch, run on the
+// caller's goroutine, handing each event to fn.
+func (s *Store) RunWatch(ctx context.Context, prefix string, opts storage.WatchOptions, fn func(storage.Event) bool) error {
+	w, err := s.newWatcher(ctx, prefix, opts)
+	if err != nil {
+		return err
+	}
+	w.deliver = fn
+	w.run()
+	return nil
+}
+
+// newWatcher validates a watch's options and pins where it starts.
+func (s *Store) newWatcher(ctx context.Context, prefix string, opts storage.WatchOptions) (*watcher, error) {
 	rv, err := parseRV(prefix, opts.ResourceVersion)
 	if err != nil {
 		return nil, err
@@ -48,7 +74,7 @@ func (s *Store) Watch(ctx context.Context, prefix string, opts storage.WatchOpti
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	w := &watcher{
+	return &watcher{
 		store:    s,
 		prefix:   prefix,
 		opts:     opts,
@@ -57,14 +83,12 @@ func (s *Store) Watch(ctx context.Context, prefix string, opts storage.WatchOpti
 		startRev: startRev,
 		ctx:      ctx,
 		cancel:   cancel,
-		result:   make(chan storage.Event, watchBufferSize),
-	}
-	go w.run()
-	return w, nil
+	}, nil
 }
 
-// watcher is one running Watch. Its goroutine (run) is the only sender on
-// result and closes it when it returns; Stop cancels ctx.
+// watcher is one running Watch or RunWatch. run, on the Watch's own
+// goroutine (which closes result after it) or on RunWatch's caller's, is
+// the only sender; Stop cancels ctx.
 type watcher struct {
 	store    *Store
 	prefix   string
@@ -74,7 +98,10 @@ type watcher struct {
 	startRev int64 // stream the changes after this; set by run with initial events
 	ctx      context.Context
 	cancel   context.CancelFunc
-	result   chan storage.Event
+	// result carries the events of a Watch; a RunWatch hands them to
+	// deliver instead.
+	result  chan storage.Event
+	deliver func(storage.Event) bool
 	// With the embedded member's watch read on this goroutine:
 	// stopped is closed when the member closes, closeStream ends the
 	// stream (release calls it once, and sets released). All nil for
@@ -92,7 +119,6 @@ func (w *watcher) ResultChan() <-chan storage.Event { return w.result }
 func (w *watcher) Stop() { w.cancel() }
 
 func (w *watcher) run() {
-	defer close(w.result)
 	defer w.cancel() // release the etcd watch if run ends on its own
 	var snapshot []*mvccpb.KeyValue
 	if w.initial {
@@ -402,6 +428,11 @@ func (w *watcher) watchError(resp clientv3.WatchResponse, err error) error {
 // it did. The embedded member closing meanwhile releases the stream, so
 // that the member need not wait for this watch's consumer.
 func (w *watcher) send(ev storage.Event) bool {
+	if w.deliver != nil {
+		// The consumer runs the watch: it is not waited for, and
+		// says itself when to stop.
+		return w.ctx.Err() == nil && w.deliver(ev)
+	}
 	select {
 	case w.result <- ev:
 		return true
