@@ -248,15 +248,11 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, opts storage.WatchOpt
 	wctx, cancel := context.WithCancel(c.ctx)
 	// The caller's context ending also ends the watch.
 	stopAfter := context.AfterFunc(ctx, cancel)
-	queued, passed := c.cfg.WatcherBuffer, c.cfg.WatcherBuffer
-	if queued == 0 {
-		queued, passed = DefaultWatcherBuffer, c.wc.watcherBuffer()
-	}
 	w := &cacheWatcher{
 		filter:         newFilter(prefix, opts.Predicate),
 		m:              c.m,
-		input:          make(chan *event, queued),
-		result:         make(chan storage.Event, passed),
+		input:          make(chan *event, c.cfg.WatcherBuffer),
+		result:         make(chan storage.Event, c.cfg.WatcherBuffer),
 		ctx:            wctx,
 		cancel:         cancel,
 		initialEnd:     opts.SendsInitialEventsEnd(),

@@ -20,12 +20,8 @@ const (
 	// for watchers whose buffers are full (kube-apiserver's 100 ms).
 	DefaultDispatchBudget = 100 * time.Millisecond
 	// DefaultWatcherBuffer is the number of events a watcher may have
-	// queued before the dispatcher has to wait for it. The channel it
-	// passes them on through holds between minWatcherBuffer and
-	// DefaultWatcherBuffer: about a second of the type's events, as
-	// kube-apiserver sizes its watchers' channels.
+	// queued before the dispatcher has to wait for it.
 	DefaultWatcherBuffer = 100
-	minWatcherBuffer     = 10
 	// DefaultFreshnessTimeout bounds how long a read or watch waits for the
 	// cache to reach a resourceVersion (kube-apiserver's 3 s).
 	DefaultFreshnessTimeout = 3 * time.Second
@@ -90,15 +86,8 @@ type Config struct {
 	// last resourceVersion it saw. Zero means DefaultDispatchBudget.
 	DispatchBudget time.Duration
 
-	// WatcherBuffer is the number of events queued per watcher, and the
-	// capacity of its result channel. Zero means DefaultWatcherBuffer
-	// queued, and a result channel sized when the watch starts, as
-	// kube-apiserver sizes it: the history's capacity over the 75 seconds
-	// it aims to cover, between 10 and DefaultWatcherBuffer events. A
-	// watch of a type nobody writes gets 10 (most of a test cluster's
-	// watchers, each holding its channels for its whole life), one of a
-	// busy type 100, while what makes the dispatcher wait stays
-	// DefaultWatcherBuffer events.
+	// WatcherBuffer is the number of events queued per watcher. Zero means
+	// DefaultWatcherBuffer.
 	WatcherBuffer int
 
 	// FreshnessTimeout bounds how long a Get, List or Watch waits for the
@@ -143,6 +132,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.DispatchBudget == 0 {
 		cfg.DispatchBudget = DefaultDispatchBudget
+	}
+	if cfg.WatcherBuffer == 0 {
+		cfg.WatcherBuffer = DefaultWatcherBuffer
 	}
 	if cfg.FreshnessTimeout == 0 {
 		cfg.FreshnessTimeout = DefaultFreshnessTimeout

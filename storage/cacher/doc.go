@@ -23,11 +23,10 @@
 //     time budget (DispatchBudget) and are terminated if still full, their
 //     channel closed without an error so the client re-watches from its
 //     last resourceVersion;
-//   - one cacheWatcher goroutine per watch, its result channel sized to
-//     about a second of the type's events (Config.WatcherBuffer), sends its
-//     initial events, then filters the dispatched events (prefix, label
-//     and field selectors, with selector transitions turned into Added
-//     and Deleted) onto the watch's channel.
+//   - one cacheWatcher goroutine per watch sends its initial events, then
+//     filters the dispatched events (prefix, label and field selectors,
+//     with selector transitions turned into Added and Deleted) onto the
+//     watch's channel.
 //
 // Objects and events are encoded once: every list and every watcher hands
 // out the same *storage.Object values. A selector-transition Deleted event

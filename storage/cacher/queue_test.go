@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/miniapi/miniapi/storage"
 )
 
 // TestEventQueue: the queue takes maxQueued events without waiting, then
@@ -53,32 +51,5 @@ func TestEventQueue(t *testing.T) {
 	}
 	if rest := q.take(); len(rest) != 0 {
 		t.Fatalf("%d events left after taking all", len(rest))
-	}
-}
-
-// TestWatcherBufferFollowsHistory: unless configured, a watcher's result
-// channel holds about a second of the type's events, as kube-apiserver
-// sizes it (history capacity / 75 s, between 10 and 100), so the many
-// watchers of types nobody writes hold little; what the dispatcher may
-// queue for it stays DefaultWatcherBuffer.
-func TestWatcherBufferFollowsHistory(t *testing.T) {
-	for _, tc := range []struct {
-		history, buffer, queued, passed int
-	}{
-		{history: 0, queued: DefaultWatcherBuffer, passed: minWatcherBuffer}, // dynamic: starts at 100 events
-		{history: 1500, queued: DefaultWatcherBuffer, passed: 20},
-		{history: 100 * 1024, queued: DefaultWatcherBuffer, passed: DefaultWatcherBuffer},
-		{history: 100 * 1024, buffer: 7, queued: 7, passed: 7},
-	} {
-		h := newHarness(t, Config{HistorySize: tc.history, WatcherBuffer: tc.buffer})
-		w := h.watch(testPrefix, storage.WatchOptions{ResourceVersion: "0"})
-		cw, ok := w.(*cacheWatcher)
-		if !ok {
-			t.Fatalf("Watch returned %T", w)
-		}
-		if cap(cw.input) != tc.queued || cap(cw.result) != tc.passed {
-			t.Errorf("history %d, WatcherBuffer %d: input of %d events, result of %d, want %d and %d",
-				tc.history, tc.buffer, cap(cw.input), cap(cw.result), tc.queued, tc.passed)
-		}
 	}
 }

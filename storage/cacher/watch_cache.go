@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -177,18 +176,6 @@ func (wc *watchCache) appendLocked(e *event) {
 	if old, evicted := h.Append(e.rev, e); evicted {
 		wc.floor = old.rev
 	}
-}
-
-// watcherBuffer is the result channel's size of a new watcher when the
-// configuration leaves it to the cacher: about a second of events, as
-// the history's capacity over eventFreshDuration (kube-apiserver's
-// heuristic, with its bounds).
-func (wc *watchCache) watcherBuffer() int {
-	wc.mu.RLock()
-	capacity := wc.history.Cap()
-	wc.mu.RUnlock()
-	n := int(math.Ceil(float64(capacity) / eventFreshDuration.Seconds()))
-	return min(max(n, minWatcherBuffer), DefaultWatcherBuffer)
 }
 
 // progress records that the underlying store has no changes up to rev.
