@@ -131,37 +131,22 @@ func (in *informer) watch(ctx context.Context, rev int64) (int64, error) {
 	if !listing {
 		opts.ResourceVersion = strconv.FormatInt(rev, 10)
 	}
-	w, err := in.store.Watch(ctx, "", opts)
-	if err != nil {
-		return 0, err
-	}
-	defer w.Stop()
 	// During a list, the keys it has shown; at its end the others are
 	// gone.
 	var seen map[string]bool
 	if listing {
 		seen = map[string]bool{}
 	}
-	for {
-		var ev storage.Event
-		var ok bool
-		select {
-		case <-ctx.Done():
-			return rev, nil
-		case ev, ok = <-w.ResultChan():
-		}
-		if !ok {
-			if seen != nil {
-				return 0, nil // ended inside the list: it is incomplete
-			}
-			return rev, nil
-		}
+	var ended bool // by an ErrorEvent, failed unless it was a 410
+	var failed error
+	err := in.store.RunWatch(ctx, "", opts, func(ev storage.Event) bool {
 		switch ev.Type {
 		case storage.ErrorEvent:
-			if storage.IsCompacted(ev.Err) {
-				return 0, nil // 410: our revision is gone; list again
+			ended = true
+			if !storage.IsCompacted(ev.Err) {
+				failed = ev.Err
 			}
-			return 0, ev.Err
+			return false // 410: our revision is gone; list again
 		case storage.Bookmark:
 			rev = max(rev, ev.Object.Revision)
 			if ev.InitialEventsEnd && seen != nil {
@@ -176,33 +161,46 @@ func (in *informer) watch(ctx context.Context, rev int64) (int64, error) {
 			}
 		case storage.Added, storage.Modified, storage.Deleted:
 			rev = max(rev, ev.Object.Revision)
-			m, err := decodeMeta(ev.Object.Data)
-			if err != nil {
-				in.log.Warn("controllers: undecodable object", "key", ev.Object.Key, "err", err)
-				continue
+			if in.apply(ev, seen) && seen == nil {
+				in.applied.Store(rev)
 			}
-			key := m.Namespace + "/" + m.Name
-			old := in.known[key]
-			if ev.Type == storage.Deleted {
-				delete(in.known, key)
-				if old != nil {
-					in.changed(old, nil)
-				}
-				if seen == nil {
-					in.applied.Store(rev)
-				}
-				continue
-			}
-			in.known[key] = m
-			if seen != nil {
-				seen[key] = true
-			}
-			in.changed(old, m)
 		}
-		if seen == nil && ev.Type != storage.Bookmark {
-			in.applied.Store(rev)
-		}
+		return true
+	})
+	switch {
+	case err != nil:
+		return 0, err
+	case ended:
+		return 0, failed
+	case ctx.Err() == nil && seen != nil:
+		return 0, nil // ended inside the list: it is incomplete
 	}
+	return rev, nil
+}
+
+// apply hands one change to changed, keeping known (and, during a list,
+// seen) up to date; false for an object it cannot read.
+func (in *informer) apply(ev storage.Event, seen map[string]bool) bool {
+	m, err := decodeMeta(ev.Object.Data)
+	if err != nil {
+		in.log.Warn("controllers: undecodable object", "key", ev.Object.Key, "err", err)
+		return false
+	}
+	key := m.Namespace + "/" + m.Name
+	old := in.known[key]
+	if ev.Type == storage.Deleted {
+		delete(in.known, key)
+		if old != nil {
+			in.changed(old, nil)
+		}
+		return true
+	}
+	in.known[key] = m
+	if seen != nil {
+		seen[key] = true
+	}
+	in.changed(old, m)
+	return true
 }
 
 // dropUnseen reports as deleted the objects a fresh list did not show.

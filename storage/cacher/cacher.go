@@ -40,6 +40,7 @@ type Cacher struct {
 var (
 	_ storage.Interface      = (*Cacher)(nil)
 	_ storage.RevisionReader = (*Cacher)(nil)
+	_ storage.WatchRunner    = (*Cacher)(nil)
 )
 
 // New returns a Cacher over underlying for the resource type whose keys
@@ -221,9 +222,45 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, opts storage.WatchOpt
 	if !c.inPrefix(prefix) {
 		return c.underlying.Watch(ctx, prefix, opts)
 	}
+	w, _, tooOld, err := c.open(ctx, prefix, opts, nil)
+	switch {
+	case err != nil:
+		return nil, err
+	case tooOld != nil:
+		return newErrWatcher(tooOld), nil
+	}
+	return w, nil
+}
+
+// RunWatch implements storage.WatchRunner: Watch's watch, with the
+// watcher's work (initial events, filtering, bookmarks) done on the
+// caller's goroutine, handing each event to fn, instead of on a goroutine
+// of its own. Close ends it as it ends every watch.
+func (c *Cacher) RunWatch(ctx context.Context, prefix string, opts storage.WatchOptions, fn func(storage.Event) bool) error {
+	if !c.inPrefix(prefix) {
+		return storage.RunWatch(ctx, c.underlying, prefix, opts, fn)
+	}
+	_, run, tooOld, err := c.open(ctx, prefix, opts, fn)
+	switch {
+	case err != nil:
+		return err
+	case tooOld != nil:
+		fn(storage.Event{Type: storage.ErrorEvent, Err: tooOld})
+		return nil
+	}
+	run()
+	return nil
+}
+
+// open registers a new watcher of prefix. Without deliver, its goroutine
+// is started and it sends on its result channel; with deliver, run is
+// what the caller runs to drive it (counted by Close as a goroutine of
+// the Cacher's). tooOld is the Compacted error of a watch from a
+// revision the history no longer holds.
+func (c *Cacher) open(ctx context.Context, prefix string, opts storage.WatchOptions, deliver func(storage.Event) bool) (w *cacheWatcher, run func(), tooOld, err error) {
 	rv, err := storage.ParseResourceVersion(opts.ResourceVersion)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	initial := opts.SendsInitialEvents()
 
@@ -233,26 +270,26 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, opts storage.WatchOpt
 		// Without a revision to reach, the cache's state is the best
 		// available.
 		if wait, err = c.CurrentRevision(ctx); err != nil && !errors.Is(err, errNoRevision) {
-			return nil, err
+			return nil, nil, nil, err
 		}
 	}
 	if err := c.waitFresh(ctx, wait, prefix); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 
 	c.lifeMu.RLock()
 	defer c.lifeMu.RUnlock()
 	if c.closed {
-		return nil, errClosed
+		return nil, nil, nil, errClosed
 	}
 	wctx, cancel := context.WithCancel(c.ctx)
 	// The caller's context ending also ends the watch.
 	stopAfter := context.AfterFunc(ctx, cancel)
-	w := &cacheWatcher{
+	w = &cacheWatcher{
 		filter:         newFilter(prefix, opts.Predicate),
 		m:              c.m,
 		input:          make(chan *event, c.cfg.WatcherBuffer),
-		result:         make(chan storage.Event, c.cfg.WatcherBuffer),
+		deliver:        deliver,
 		ctx:            wctx,
 		cancel:         cancel,
 		initialEnd:     opts.SendsInitialEventsEnd(),
@@ -260,6 +297,9 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, opts storage.WatchOpt
 		allowBookmarks: opts.AllowBookmarks,
 		interval:       c.cfg.BookmarkInterval,
 		bookmarkAt:     c.d.bookmarkAt,
+	}
+	if deliver == nil {
+		w.result = make(chan storage.Event, c.cfg.WatcherBuffer)
 	}
 	w.flushed.Store(-1)
 	if dl, ok := ctx.Deadline(); ok {
@@ -269,15 +309,24 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, opts storage.WatchOpt
 	if oldest, ok := c.wc.register(w, prefix, initial, rv, c.d.add); !ok {
 		stopAfter()
 		cancel()
-		return newErrWatcher(storage.NewError(storage.CodeCompacted, prefix, oldest,
-			fmt.Errorf("too old resource version: %d (%d)", rv, oldest))), nil
+		return nil, nil, storage.NewError(storage.CodeCompacted, prefix, oldest,
+			fmt.Errorf("too old resource version: %d (%d)", rv, oldest)), nil
 	}
 
-	c.wg.Go(func() {
+	if deliver == nil {
+		c.wg.Go(func() {
+			defer stopAfter()
+			w.run(c.d.remove)
+		})
+		return w, nil, nil, nil
+	}
+	// Added under lifeMu, as wg.Go is, so that Close waits for it.
+	c.wg.Add(1)
+	return w, func() {
+		defer c.wg.Done()
 		defer stopAfter()
 		w.run(c.d.remove)
-	})
-	return w, nil
+	}, nil, nil
 }
 
 // waitFresh waits, bounded by FreshnessTimeout, until the cache has been

@@ -26,7 +26,8 @@
 //   - one cacheWatcher goroutine per watch sends its initial events, then
 //     filters the dispatched events (prefix, label and field selectors,
 //     with selector transitions turned into Added and Deleted) onto the
-//     watch's channel.
+//     watch's channel; a watch run by its consumer (RunWatch) does that
+//     work on the consumer's goroutine, handing events to a function.
 //
 // Objects and events are encoded once: every list and every watcher hands
 // out the same *storage.Object values. A selector-transition Deleted event

@@ -116,24 +116,13 @@ func (c *Cacher) relist(ctx context.Context) (err error) {
 
 // watchOnce follows one underlying watch from the cache's revision until
 // it ends. compacted says a relist is needed; progressed says the watch
-// delivered something, so a retry need not back off. A backend that can
-// run the watch on this goroutine (storage.WatchRunner) does.
+// delivered something, so a retry need not back off. The watch runs on
+// this goroutine where the backend can run it (storage.WatchRunner).
 func (c *Cacher) watchOnce(ctx context.Context) (compacted, progressed bool) {
 	from := c.wc.revision()
 	opts := storage.WatchOptions{ResourceVersion: storage.FormatResourceVersion(from), ProgressNotify: true}
 	f := &follower{c: c, ctx: ctx}
-	var err error
-	if r, ok := c.underlying.(storage.WatchRunner); ok {
-		err = r.RunWatch(ctx, c.cfg.Prefix, opts, f.handle)
-	} else {
-		var w storage.Watcher
-		if w, err = c.underlying.Watch(ctx, c.cfg.Prefix, opts); err == nil {
-			defer w.Stop()
-			for f.next(w) {
-			}
-		}
-	}
-	if err != nil {
+	if err := storage.RunWatch(ctx, c.underlying, c.cfg.Prefix, opts, f.handle); err != nil {
 		if storage.IsCompacted(err) {
 			return true, false
 		}
@@ -158,16 +147,6 @@ type follower struct {
 	// compacted says the watch ended because its revision is gone;
 	// progressed that it delivered something.
 	compacted, progressed bool
-}
-
-// next handles w's next event; false when the watch is over.
-func (f *follower) next(w storage.Watcher) bool {
-	select {
-	case ev, ok := <-w.ResultChan():
-		return ok && f.handle(ev)
-	case <-f.ctx.Done():
-		return false
-	}
 }
 
 // handle applies ev; false when the watch is over.

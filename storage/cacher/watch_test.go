@@ -3,6 +3,8 @@ package cacher
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -303,5 +305,48 @@ func TestBookmarkBeforeDeadline(t *testing.T) {
 			d = append(d, describe(ev))
 		}
 		t.Fatalf("want one bookmark before the deadline, got %v", d)
+	}
+}
+
+// TestRunWatch: a watch run on its consumer's goroutine gets what Watch
+// would send (initial events, changes, the initial-events bookmark), is
+// unregistered when fn says stop, and ends when the Cacher closes.
+func TestRunWatch(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.create("ns", "a", nil)
+	last := h.create("ns", "b", nil)
+	h.waitRevision(last.Revision)
+
+	var got []string
+	err := h.c.RunWatch(h.ctx, testPrefix, storage.WatchOptions{ResourceVersion: "0", SendInitialEvents: ptr(true), AllowBookmarks: true},
+		func(ev storage.Event) bool {
+			got = append(got, string(ev.Type))
+			return !ev.InitialEventsEnd
+		})
+	if want := []string{"ADDED", "ADDED", "BOOKMARK"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("RunWatch = %v, events %v; want %v", err, got, want)
+	}
+	if n := h.c.d.count(); n != 0 {
+		t.Errorf("%d watchers registered after fn stopped the watch", n)
+	}
+
+	changes := make(chan storage.EventType, 10)
+	done := make(chan error, 1)
+	go func() {
+		done <- h.c.RunWatch(h.ctx, testPrefix, storage.WatchOptions{ResourceVersion: strconv.FormatInt(last.Revision, 10)},
+			func(ev storage.Event) bool { changes <- ev.Type; return true })
+	}()
+	h.update("ns", "a", nil, "1")
+	if ev := <-changes; ev != storage.Modified {
+		t.Errorf("change %s, want MODIFIED", ev)
+	}
+	h.c.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("RunWatch ended by Close: %v", err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("RunWatch still running after Close")
 	}
 }

@@ -11,7 +11,9 @@ import (
 // cacheWatcher is one client's watch. Its goroutine sends the initial
 // events, then moves events from input (filled by the dispatcher) through
 // its filter to result. It is the only sender on result and closes it when
-// it exits; Stop and terminate only cancel its context.
+// it exits; Stop and terminate only cancel its context. A watch run by
+// its consumer (RunWatch) has no result: run, on the consumer's
+// goroutine, hands each event to deliver.
 type cacheWatcher struct {
 	filter filter
 	// startRev is the revision the initial events bring the client to;
@@ -19,6 +21,7 @@ type cacheWatcher struct {
 	startRev int64
 	input    chan *event
 	result   chan storage.Event
+	deliver  func(storage.Event) bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -114,7 +117,9 @@ func (w *cacheWatcher) terminate() bool {
 // run is the watcher's goroutine. unregister is called when it exits,
 // before result is closed.
 func (w *cacheWatcher) run(unregister func(*cacheWatcher)) {
-	defer close(w.result)
+	if w.result != nil {
+		defer close(w.result)
+	}
 	defer unregister(w)
 	defer w.cancel()
 
@@ -180,6 +185,9 @@ func (w *cacheWatcher) send(ev storage.Event) bool {
 	if ev.Object != nil {
 		// Before the send: the consumer may report it flushed at once.
 		w.sent.Store(max(w.sent.Load(), ev.Object.Revision))
+	}
+	if w.deliver != nil {
+		return w.deliver(ev)
 	}
 	select {
 	case w.result <- ev:
