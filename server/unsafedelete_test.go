@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,6 +37,22 @@ func TestUnsafeDeleteIsAuthorized(t *testing.T) {
 	as.Impersonate.UserName = "alice"
 	alice := clientsetFor(t, as)
 	unsafe := metav1.DeleteOptions{IgnoreStoreReadErrorWithClusterBreakingPotential: ptr.To(true)}
+	// The RBAC informers take the binding (and the aggregated edit
+	// role) in within moments: until then alice may not delete at all.
+	wait, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		review, err := alice.AuthorizationV1().SelfSubjectAccessReviews().Create(wait, &authorizationv1.SelfSubjectAccessReview{
+			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: "default", Verb: "delete", Resource: "configmaps", Name: "a"}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if review.Status.Allowed {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 
 	err := alice.CoreV1().ConfigMaps("default").Delete(ctx, "a", unsafe)
 	if want := `configmaps "a" is forbidden: not permitted to do "unsafe-delete-ignore-read-errors", reason: `; !apierrors.IsForbidden(err) || err.Error() != want {
@@ -59,10 +76,8 @@ func TestUnsafeDeleteIsAuthorized(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// The RBAC informers take the new binding in as kube's do; a
-	// minute's deadline ends the wait with an error that is not 403.
-	wait, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
+	// The new binding too; the deadline ends the wait with an error
+	// that is not 403.
 	for {
 		err = alice.CoreV1().ConfigMaps("default").Delete(wait, "a", unsafe)
 		if !apierrors.IsForbidden(err) {
