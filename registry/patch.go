@@ -169,7 +169,7 @@ func (s *Store) patchedTypeMeta(patchType string, obj *api.Object, value string)
 		return nil
 	}
 	j, ok := s.t.Strategy.(TypeMetaJudge)
-	if !ok || (obj.APIVersion == "" || obj.APIVersion == s.t.APIVersion()) && (obj.Kind == "" || obj.Kind == s.t.Kind) {
+	if !ok || !s.otherTypeMeta(obj) {
 		return nil
 	}
 	if err := j.PatchedTypeMetaError(obj.APIVersion, obj.Kind); err != nil {

@@ -116,7 +116,7 @@ func (s *Store) namespaceOf(ns string) string {
 // built-in object was judged before: see patchedTypeMeta.)
 func (s *Store) checkTypeMeta(obj *api.Object, judged bool) error {
 	want := s.t.APIVersion()
-	if j, ok := s.t.Strategy.(TypeMetaJudge); judged && ok && (obj.APIVersion != "" && obj.APIVersion != want || obj.Kind != "" && obj.Kind != s.t.Kind) {
+	if j, ok := s.t.Strategy.(TypeMetaJudge); judged && ok && s.otherTypeMeta(obj) {
 		if err := j.TypeMetaError(obj.APIVersion, obj.Kind); err != nil {
 			return err
 		}
@@ -134,6 +134,12 @@ func (s *Store) checkTypeMeta(obj *api.Object, judged bool) error {
 		return api.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", obj.Kind, s.t.Kind))
 	}
 	return nil
+}
+
+// otherTypeMeta reports whether obj names an apiVersion or kind other
+// than the type's (an empty one names none).
+func (s *Store) otherTypeMeta(obj *api.Object) bool {
+	return obj.APIVersion != "" && obj.APIVersion != s.t.APIVersion() || obj.Kind != "" && obj.Kind != s.t.Kind
 }
 
 // checkNamespace makes the body's namespace agree with the URL's.
