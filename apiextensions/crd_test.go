@@ -197,7 +197,14 @@ func TestCRDServedLive(t *testing.T) {
 	if code != http.StatusCreated {
 		t.Fatalf("create widget = %d: %s", code, body)
 	}
+	rv := decodeMap(t, body)["metadata"].(map[string]any)["resourceVersion"].(string)
+	// As kube-apiserver: a custom resource's update names the
+	// resourceVersion it replaces.
 	code, body = do(t, "PUT", widgets+"/w1/status", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"},"status":{"ready":true}}`)
+	if err := wantStatus(code, body, 422); err != nil {
+		t.Fatalf("update status without resourceVersion: %v", err)
+	}
+	code, body = do(t, "PUT", widgets+"/w1/status", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1","resourceVersion":"`+rv+`"},"status":{"ready":true}}`)
 	if code != 200 {
 		t.Fatalf("update status = %d: %s", code, body)
 	}

@@ -131,7 +131,9 @@ func TestCRDVersions(t *testing.T) {
 	if !slices.Equal(got, []string{"v1", "v2"}) {
 		t.Errorf("storedVersions = %v, want [v1 v2]", got)
 	}
-	if c, b := do(t, "PUT", v2+"/a", `{"apiVersion":"example.com/v2","kind":"Widget","metadata":{"name":"a"},"spec":{"color":"green"}}`); c != 200 || apiVersionOf(t, b) != "example.com/v2" {
+	_, b := do(t, "GET", v2+"/a", nil)
+	rv := decodeMap(t, b)["metadata"].(map[string]any)["resourceVersion"].(string)
+	if c, b := do(t, "PUT", v2+"/a", `{"apiVersion":"example.com/v2","kind":"Widget","metadata":{"name":"a","resourceVersion":"`+rv+`"},"spec":{"color":"green"}}`); c != 200 || apiVersionOf(t, b) != "example.com/v2" {
 		t.Fatalf("update through v2 = %d: %s", c, b)
 	}
 }
@@ -362,7 +364,7 @@ func TestCRDSelectableFields(t *testing.T) {
 	createCRD(t, base, crd)
 	widgets := base + "/apis/example.com/v1/namespaces/default/widgets"
 	eventually(t, time.Second, func() error { c, b := do(t, "GET", widgets, nil); return wantStatus(c, b, 200) })
-	for _, w := range []string{`{"metadata":{"name":"r"},"spec":{"color":"red"}}`, `{"metadata":{"name":"b"},"spec":{"color":"blue"}}`} {
+	for _, w := range []string{`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"r"},"spec":{"color":"red"}}`, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"b"},"spec":{"color":"blue"}}`} {
 		if c, b := do(t, "POST", widgets, w); c != 201 {
 			t.Fatalf("create = %d: %s", c, b)
 		}

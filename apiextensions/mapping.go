@@ -117,7 +117,6 @@ func ReadDefaults(t *registry.Type) func(map[string]any) {
 // is about to serve. A schema that does not compile (one stored before a
 // stricter check) leaves the type without validation.
 func withSchemaStrategy(t registry.Type) (registry.Type, error) {
-	status := registry.HasStatus(&t)
 	if len(t.Schema) == 0 {
 		return t, nil
 	}
@@ -125,7 +124,7 @@ func withSchemaStrategy(t registry.Type) (registry.Type, error) {
 	if err != nil {
 		return t, err
 	}
-	t.Strategy = registry.SchemaStrategy(s, status)
+	t.Strategy = registry.SchemaStrategy(s, &t)
 	return t, nil
 }
 

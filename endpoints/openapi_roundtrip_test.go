@@ -41,7 +41,8 @@ const gadgetSchema = `{"type":"object","properties":{
 func TestOpenAPIV3RoundTrip(t *testing.T) {
 	f := newFixture(t)
 	gadgets := registry.Type{Group: "example.org", Version: "v1", Kind: "Gadget", Plural: "gadgets", Namespaced: true,
-		Schema: json.RawMessage(gadgetSchema), Strategy: registry.SchemaStrategy(schema.MustCompile([]byte(gadgetSchema)), true)}
+		Schema: json.RawMessage(gadgetSchema), Strategy: registry.GenericStrategy{Status: true}}
+	gadgets.Strategy = registry.SchemaStrategy(schema.MustCompile([]byte(gadgetSchema)), &gadgets)
 	for _, typ := range []registry.Type{gadgets, apiextensions.CRDType()} {
 		if err := f.reg.Add(typ); err != nil {
 			t.Fatal(err)

@@ -57,7 +57,7 @@ func (s *Store) Apply(ctx context.Context, ns, name string, patch []byte, opts A
 		if merged, err = s.defaultApplied(merged); err != nil {
 			return nil, err
 		}
-		if err := s.checkTypeMeta(merged, false); err != nil {
+		if err := s.checkTypeMeta(merged, sourceApplied); err != nil {
 			return nil, err
 		}
 		if merged.Metadata.Name != name {

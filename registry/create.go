@@ -61,7 +61,7 @@ func (s *Store) create(ctx context.Context, ns string, obj *api.Object, opts Cre
 		}}
 	}
 	ns = s.namespaceOf(ns)
-	if err := s.checkTypeMeta(obj, true); err != nil {
+	if err := s.checkTypeMeta(obj, sourceWhole); err != nil {
 		return nil, err
 	}
 	if err := s.checkNamespace(obj, ns); err != nil {
@@ -225,8 +225,10 @@ func (s *Store) put(ctx context.Context, ns string, obj *api.Object, generated b
 }
 
 // prepareForCreate sets the metadata the server owns on a new object, as
-// kube-apiserver's FillObjectMetaSystemFields does, and with generic
-// rules (custom resources) also generation, status and defaults.
+// kube-apiserver's FillObjectMetaSystemFields does, and applies the
+// type's defaults (custom resources' schemas: kube's decoder defaults a
+// body before anything else sees it); with generic rules also
+// generation and status.
 func (s *Store) prepareForCreate(obj *api.Object, generic bool) {
 	m := &obj.Metadata
 	m.UID = uuid.NewString()
@@ -235,6 +237,9 @@ func (s *Store) prepareForCreate(obj *api.Object, generic bool) {
 	m.DeletionTimestamp = nil
 	m.DeletionGracePeriodSeconds = nil
 	if !generic {
+		if d, ok := s.t.Strategy.(Defaulter); ok {
+			d.Default(obj)
+		}
 		return
 	}
 	m.Generation = 1

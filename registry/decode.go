@@ -7,6 +7,7 @@ import (
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/storage"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // decodeBody turns the JSON of an object a client sent into the object
@@ -26,6 +27,9 @@ func (s *Store) decodeBody(ctx context.Context, data []byte, directive string, b
 		}
 		return obj, nil
 	}
+	if err := s.bodyTypeMeta(data); err != nil {
+		return nil, err
+	}
 	pruned, err := s.CheckFields(ctx, data, directive, bodyErrs)
 	if err != nil {
 		return nil, err
@@ -34,6 +38,41 @@ func (s *Store) decodeBody(ctx context.Context, data []byte, directive string, b
 		data = pruned
 	}
 	return decodeJSONObject(data)
+}
+
+// bodyTypeMeta refuses a body without kind or apiVersion when the type's
+// rules judge them (TypeMetaValidator: custom resources), as
+// kube-apiserver's decoder of custom resources (unstructured JSON) and
+// its handler word it; other types take the URL's.
+func (s *Store) bodyTypeMeta(data []byte) error {
+	if _, ok := s.t.Strategy.(TypeMetaValidator); !ok {
+		return nil
+	}
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if json.Unmarshal(data, &tm) != nil {
+		return nil // decodeJSONObject says what is wrong with it
+	}
+	switch {
+	case tm.Kind == "":
+		return api.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)",
+			s.t.Kind, runtime.NewMissingKindErr(string(data)), summarizeJSON(data)))
+	case tm.APIVersion == "":
+		return api.NewBadRequest(fmt.Sprintf("the API version in the data () does not match the expected API version (%s)", s.t.APIVersion()))
+	}
+	return nil
+}
+
+// summarizeJSON is the start of a body, as kube-apiserver's handlers
+// quote one they cannot decode.
+func summarizeJSON(data []byte) string {
+	const max = 30
+	if len(data) > max {
+		return string(data[:max]) + " ..."
+	}
+	return string(data)
 }
 
 // applyDirective acts on what a strict decoder found in a body as the

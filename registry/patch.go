@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 
 	sigsjson "sigs.k8s.io/json"
@@ -14,6 +15,7 @@ import (
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/storage"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -98,7 +100,7 @@ func (s *Store) Patch(ctx context.Context, ns, name, patchType string, patch []b
 		if err != nil {
 			return nil, err
 		}
-		if err := s.checkTypeMeta(obj, false); err != nil {
+		if err := s.checkTypeMeta(obj, sourcePatched); err != nil {
 			return nil, err
 		}
 		if obj.Metadata.Name != name {
@@ -120,6 +122,7 @@ func (s *Store) patchDecoder(patchType string, patch []byte, directive string) f
 	if !kind {
 		checkFields := s.patchFieldCheck(patchType, patch, directive)
 		return func(ctx context.Context, patched []byte) (*api.Object, error) {
+			value := string(patched)
 			if pruned, err := checkFields(ctx, patched); err != nil {
 				return nil, err
 			} else if pruned != nil {
@@ -128,6 +131,9 @@ func (s *Store) patchDecoder(patchType string, patch []byte, directive string) f
 			var obj api.Object
 			if err := json.Unmarshal(patched, &obj); err != nil {
 				return nil, api.NewBadRequest(fmt.Sprintf("the patched object is not valid: %v", err))
+			}
+			if err := s.missingTypeMeta(&obj, value); err != nil {
+				return nil, err
 			}
 			return &obj, nil
 		}
@@ -176,6 +182,35 @@ func (s *Store) patchedTypeMeta(patchType string, obj *api.Object, value string)
 		return api.NewInvalid(api.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), value, err.Error())})
 	}
 	return nil
+}
+
+// missingTypeMeta refuses a patched object (value) without kind or
+// apiVersion when the type's rules validate them (TypeMetaValidator),
+// as kube-apiserver's decoder of custom resources (unstructured JSON)
+// refuses it after a JSON patch: 422 naming the patched object. Another
+// apiVersion or kind is for the rules to refuse.
+func (s *Store) missingTypeMeta(obj *api.Object, value string) error {
+	if _, ok := s.t.Strategy.(TypeMetaValidator); !ok || obj.Kind != "" && obj.APIVersion != "" {
+		return nil
+	}
+	// kube's patch handler patched the object as a map and quotes it
+	// encoded as one, keys sorted.
+	var m map[string]any
+	d := json.NewDecoder(strings.NewReader(value))
+	d.UseNumber()
+	if d.Decode(&m) == nil {
+		if b, err := json.Marshal(m); err == nil {
+			value = string(b)
+		}
+	}
+	// kube-apiserver 1.37 answers a missing apiVersion 500 (its patch
+	// handler passes that decoder error on unwrapped); it is the
+	// client's mistake, answered as the missing kind is.
+	err := runtime.NewMissingVersionErr("object has no apiVersion field")
+	if obj.Kind == "" {
+		err = runtime.NewMissingKindErr(value)
+	}
+	return api.NewInvalid(api.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), value, err.Error())})
 }
 
 // decodeErrorMessage is the message of a decode failure, without the

@@ -1,38 +1,51 @@
 package registry
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
-// SchemaStrategy returns the Strategy of a type whose objects follow the
-// structural schema s, as a CustomResourceDefinition's types do: writes
-// are pruned and defaulted (Defaulter), then validated against s on
-// create and update (CreateValidator, UpdateValidator), and status says
-// whether the type has a /status subresource. ObjectMeta is not its
-// business: the Store validates it for every type. Put the same schema
-// in Type.Schema so that fieldValidation (CheckFields) reports the
-// unknown fields that pruning drops.
-func SchemaStrategy(s *schema.Schema, status bool) Strategy {
-	return &schemaStrategy{s: s, status: status}
+// SchemaStrategy returns the Strategy of t, a type whose objects follow
+// the structural schema s, as a CustomResourceDefinition's versions do:
+// writes are pruned and defaulted (Defaulter), as kube-apiserver's
+// decoder does, then judged by kube's own strategy for custom resources
+// (schema.Rules: CreateRules, UpdateRules), which clears status on the
+// main resource and all but status on /status (when t has it), moves
+// generation, validates apiVersion and kind, metadata, the schema, the
+// scale paths and CEL rules, and warns about finalizer names. Updates
+// must name the resourceVersion they replace (ConditionalUpdater), and
+// managedFields leave out what kube's strategies reset (FieldResetter).
+// t.Schema should be s so that fieldValidation (CheckFields) reports
+// the unknown fields that pruning drops.
+func SchemaStrategy(s *schema.Schema, t *Type) Strategy {
+	status := hasStatus(t.Strategy)
+	r := schema.Resource{Group: t.Group, Version: t.Version, Kind: t.Kind, Namespaced: t.Namespaced, Status: status}
+	if sc := t.Scale; sc != nil {
+		r.Scale = &schema.Scale{SpecReplicasPath: sc.SpecReplicasPath, StatusReplicasPath: sc.StatusReplicasPath, LabelSelectorPath: sc.LabelSelectorPath}
+	}
+	return &schemaStrategy{s: s, rules: s.Rules(r), status: status}
 }
 
 type schemaStrategy struct {
 	s      *schema.Schema
+	rules  *schema.Rules
 	status bool
 }
 
 var (
-	_ Defaulter         = (*schemaStrategy)(nil)
-	_ StatusDefaulter   = (*schemaStrategy)(nil)
-	_ CreateValidator   = (*schemaStrategy)(nil)
-	_ UpdateValidator   = (*schemaStrategy)(nil)
-	_ StatusSubresource = (*schemaStrategy)(nil)
-	_ GenerationPolicy  = (*schemaStrategy)(nil)
+	_ Defaulter          = (*schemaStrategy)(nil)
+	_ StatusDefaulter    = (*schemaStrategy)(nil)
+	_ StatusSubresource  = (*schemaStrategy)(nil)
+	_ CreateRules        = (*schemaStrategy)(nil)
+	_ UpdateRules        = (*schemaStrategy)(nil)
+	_ ConditionalUpdater = (*schemaStrategy)(nil)
+	_ FieldResetter      = (*schemaStrategy)(nil)
+	_ TypeMetaValidator  = (*schemaStrategy)(nil)
 )
 
 // HasStatus reports whether the type has a /status subresource.
@@ -43,7 +56,7 @@ func (st *schemaStrategy) HasStatus() bool { return st.status }
 func (st *schemaStrategy) Default(obj *api.Object) {
 	m, err := objectMap(obj)
 	if err != nil {
-		return // Validate reports an object that is not JSON
+		return // the rules report an object that is not JSON
 	}
 	st.s.Prune(m)
 	st.s.Default(m)
@@ -55,45 +68,71 @@ func (st *schemaStrategy) Default(obj *api.Object) {
 // that leaves out a required field with a default gets the default.
 func (st *schemaStrategy) DefaultStatus(obj *api.Object) { st.Default(obj) }
 
-// ValidateCreate validates a new object against the schema.
-func (st *schemaStrategy) ValidateCreate(obj *api.Object) field.ErrorList {
+// ValidatesTypeMeta says kube's rules judge apiVersion and kind.
+func (st *schemaStrategy) ValidatesTypeMeta() {}
+
+// BeforeCreate runs kube's rules for a new custom resource.
+func (st *schemaStrategy) BeforeCreate(ctx context.Context, obj *api.Object) error {
 	m, err := objectMap(obj)
 	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
+		return err
 	}
-	return st.s.Validate(m, nil)
+	if m, err = st.rules.BeforeCreate(ctx, obj.Metadata.Namespace, m, warner(ctx)); err != nil {
+		return api.FromKubeError(err)
+	}
+	return setObject(obj, m)
 }
 
-// ValidateUpdate validates a changed object against the schema, with the
-// old object for transition rules and ratcheting.
-func (st *schemaStrategy) ValidateUpdate(obj, old *api.Object) field.ErrorList {
+// BeforeUpdate runs kube's rules for an update through subresource.
+func (st *schemaStrategy) BeforeUpdate(ctx context.Context, obj, old *api.Object, subresource string) error {
+	// As kube-apiserver's generic store: the update carries the
+	// resourceVersion it replaces when the rules judge it.
+	obj.Metadata.ResourceVersion = old.Metadata.ResourceVersion
 	m, err := objectMap(obj)
 	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
+		return err
 	}
 	o, err := objectMap(old)
 	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
+		return err
 	}
-	return st.s.Validate(m, o)
+	if m, err = st.rules.BeforeUpdate(ctx, obj.Metadata.Namespace, m, o, subresource, warner(ctx)); err != nil {
+		return api.FromKubeError(err)
+	}
+	if err := setObject(obj, m); err != nil {
+		return err
+	}
+	// The Store writes obj as the update of the revision it read.
+	obj.Metadata.ResourceVersion = ""
+	return nil
 }
 
-// BumpsGeneration follows kube-apiserver for custom resources: with a
-// /status subresource, a change outside metadata and status moves
-// generation; without one, any change outside metadata does.
-func (st *schemaStrategy) BumpsGeneration(obj, old *api.Object) bool {
-	for k := range obj.Fields {
-		if (st.status && k == "status") || api.FieldEqual(obj, old, k) {
-			continue
-		}
-		return true
+// RequiresResourceVersion is kube's rule: custom resources are never
+// updated unconditionally.
+func (st *schemaStrategy) RequiresResourceVersion() bool { return st.rules.RequiresResourceVersion() }
+
+// ResetFields returns what kube's strategy for subresource resets.
+func (st *schemaStrategy) ResetFields(subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
+	return st.rules.ResetFields(subresource)
+}
+
+// warner records the warnings of kube's rules on the request.
+func warner(ctx context.Context) func(string) {
+	return func(text string) { api.AddWarning(ctx, text) }
+}
+
+// setObject replaces obj with m, the whole object as generic JSON.
+func setObject(obj *api.Object, m map[string]any) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
 	}
-	for k := range old.Fields {
-		if _, ok := obj.Fields[k]; !ok && !(st.status && k == "status") {
-			return true
-		}
+	out, err := decode(b)
+	if err != nil {
+		return err
 	}
-	return false
+	*obj = *out
+	return nil
 }
 
 // objectMap decodes obj as generic JSON, numbers as int64 or float64 as

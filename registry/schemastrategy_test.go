@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/miniapi/miniapi/api"
@@ -25,7 +26,8 @@ func TestSchemaStrategy(t *testing.T) {
 	reg := newEtcdRegistry(t, Config{})
 	sch := schema.MustCompile([]byte(widgetCRDSchema))
 	widgets := Type{Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets", Namespaced: true,
-		Schema: json.RawMessage(widgetCRDSchema), Strategy: SchemaStrategy(sch, true)}
+		Schema: json.RawMessage(widgetCRDSchema), Strategy: GenericStrategy{Status: true}}
+	widgets.Strategy = SchemaStrategy(sch, &widgets)
 	if err := reg.Add(widgets); err != nil {
 		t.Fatal(err)
 	}
@@ -53,11 +55,30 @@ func TestSchemaStrategy(t *testing.T) {
 	_, err := s.CreateObject(ctx, "ns1", &obj, CreateOptions{})
 	invalid("create", err, `Widget.example.com "x" is invalid: [spec.color: Unsupported value: "pink": supported values: "red", "blue", <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]`)
 
+	// kube's strategy judges the kind (422 naming the object's own kind)
+	// and warns about finalizer names.
+	mustUnmarshal(t, `{"apiVersion":"example.com/v1","kind":"Bogus","metadata":{"name":"x"},"spec":{"color":"red"}}`, &obj)
+	_, err = s.CreateObject(ctx, "ns1", &obj, CreateOptions{})
+	invalid("create of another kind", err, `Bogus.example.com "x" is invalid: kind: Invalid value: "Bogus": must be Widget`)
+	wctx, warnings := api.WithWarnings(ctx)
+	mustUnmarshal(t, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"f","finalizers":["foo"]},"spec":{"color":"red"}}`, &obj)
+	if _, err := s.CreateObject(wctx, "ns1", &obj, CreateOptions{DryRun: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := warnings.Messages(), []string{`metadata.finalizers: "foo": prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers`}; !slices.Equal(got, want) {
+		t.Errorf("warnings %q, want %q", got, want)
+	}
+
+	// Custom resources are never updated unconditionally.
 	mustUnmarshal(t, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"blue"}}`, &obj)
+	_, err = s.UpdateObject(ctx, "ns1", "w", &obj, UpdateOptions{})
+	invalid("update without resourceVersion", err, `widgets.example.com "w" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`)
+	obj.Metadata.ResourceVersion = w.Metadata.ResourceVersion
 	_, err = s.UpdateObject(ctx, "ns1", "w", &obj, UpdateOptions{})
 	invalid("update", err, `Widget.example.com "w" is invalid: spec: Invalid value: color is immutable`)
 
 	mustUnmarshal(t, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"red","replicas":2},"status":{"ready":true}}`, &obj)
+	obj.Metadata.ResourceVersion = w.Metadata.ResourceVersion
 	out, err := s.UpdateObject(ctx, "ns1", "w", &obj, UpdateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -71,18 +92,31 @@ func TestSchemaStrategy(t *testing.T) {
 	}
 }
 
+// TestSchemaStrategyGeneration checks kube's generation rule for custom
+// resources: a change outside metadata moves generation, except one of
+// status in a type with /status (whose main resource keeps old status).
 func TestSchemaStrategyGeneration(t *testing.T) {
+	ctx := context.Background()
 	sch := schema.MustCompile([]byte(widgetCRDSchema))
-	var a, b api.Object
-	mustUnmarshal(t, `{"metadata":{"name":"w"},"spec":{"color":"red"},"status":{"ready":true}}`, &a)
-	mustUnmarshal(t, `{"metadata":{"name":"w"},"spec":{"color":"red"},"status":{"ready":false}}`, &b)
-	withStatus := SchemaStrategy(sch, true).(GenerationPolicy)
-	without := SchemaStrategy(sch, false).(GenerationPolicy)
-	if withStatus.BumpsGeneration(&a, &b) {
-		t.Error("a status change moved generation of a type with /status")
+	strategy := func(status bool) UpdateRules {
+		typ := Type{Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets", Namespaced: true,
+			Strategy: GenericStrategy{Status: status}}
+		return SchemaStrategy(sch, &typ).(UpdateRules)
 	}
-	if !without.BumpsGeneration(&a, &b) {
-		t.Error("a status change did not move generation of a type without /status")
+	const meta = `"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"ns1","uid":"u","generation":1,"resourceVersion":"5","creationTimestamp":"2026-01-01T00:00:00Z"}`
+	for _, tc := range []struct {
+		status bool
+		want   int64
+	}{{true, 1}, {false, 2}} {
+		var obj, old api.Object
+		mustUnmarshal(t, `{`+meta+`,"spec":{"color":"red"},"status":{"ready":true}}`, &obj)
+		mustUnmarshal(t, `{`+meta+`,"spec":{"color":"red"},"status":{"ready":false}}`, &old)
+		if err := strategy(tc.status).BeforeUpdate(ctx, &obj, &old, ""); err != nil {
+			t.Fatal(err)
+		}
+		if obj.Metadata.Generation != tc.want {
+			t.Errorf("status change, /status %v: generation %d, want %d", tc.status, obj.Metadata.Generation, tc.want)
+		}
 	}
 }
 
@@ -106,23 +140,28 @@ func TestSchemaStrategyStatusDefaults(t *testing.T) {
 			"phase":{"type":"string","default":"Pending"},
 			"note":{"type":"string"}}}}}`
 	things := Type{Group: "example.com", Version: "v1", Kind: "Thing", Plural: "things", Namespaced: true,
-		Schema: json.RawMessage(phaseSchema), Strategy: SchemaStrategy(schema.MustCompile([]byte(phaseSchema)), true)}
+		Schema: json.RawMessage(phaseSchema), Strategy: GenericStrategy{Status: true}}
+	things.Strategy = SchemaStrategy(schema.MustCompile([]byte(phaseSchema)), &things)
 	if err := reg.Add(things); err != nil {
 		t.Fatal(err)
 	}
 	mustCreate(t, storeOf(t, reg, "namespaces"), "", `{"metadata":{"name":"ns1"}}`)
 	res, _ := reg.Snapshot().Lookup("example.com", "v1", "things")
 	s := res.Store
-	mustCreate(t, s, "ns1", `{"apiVersion":"example.com/v1","kind":"Thing","metadata":{"name":"t"},"spec":{"size":1}}`)
+	created := mustCreate(t, s, "ns1", `{"apiVersion":"example.com/v1","kind":"Thing","metadata":{"name":"t"},"spec":{"size":1}}`)
 
 	var obj api.Object
 	mustUnmarshal(t, `{"apiVersion":"example.com/v1","kind":"Thing","metadata":{"name":"t"},"status":{"note":"updated"}}`, &obj)
+	obj.Metadata.ResourceVersion = created.Metadata.ResourceVersion
 	out, err := s.UpdateObject(ctx, "ns1", "t", &obj, UpdateOptions{Subresource: SubresourceStatus})
 	if err != nil {
 		t.Fatalf("status update without the defaulted required field: %v", err)
 	}
 	if got := string(mustDecode(t, out).Fields["status"]); got != `{"note":"updated","phase":"Pending"}` {
 		t.Errorf("status after update %s, want phase defaulted", got)
+	}
+	if got := string(mustDecode(t, out).Fields["spec"]); got != `{"size":1}` {
+		t.Errorf("spec after a status update %s, want it kept", got)
 	}
 
 	out, err = s.Patch(ctx, "ns1", "t", PatchMerge, []byte(`{"status":{"phase":null,"note":"patched"}}`), UpdateOptions{Subresource: SubresourceStatus})

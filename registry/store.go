@@ -108,29 +108,45 @@ func (s *Store) namespaceOf(ns string) string {
 	return ns
 }
 
+// typeMetaSource says how a body came to be judged by checkTypeMeta.
+type typeMetaSource int
+
+const (
+	// sourceWhole: a create or update body, judged as kube-apiserver's
+	// decoder of the request judges it.
+	sourceWhole typeMetaSource = iota
+	// sourcePatched: the result of a patch, read back by the patch handler.
+	sourcePatched
+	// sourceApplied: the result of a server-side apply.
+	sourceApplied
+)
+
 // checkTypeMeta makes apiVersion and kind in a body agree with the URL,
 // filling them in when absent, as kube-apiserver's decoder defaults them.
-// For a body sent whole (create, update: judged), a kind whose strategy
-// is a TypeMetaJudge says why one of another apiVersion or kind is
-// refused, as kube-apiserver's decoder of the body does. (A patched
-// built-in object was judged before: see patchedTypeMeta.)
-func (s *Store) checkTypeMeta(obj *api.Object, judged bool) error {
+// For a body sent whole, a kind whose strategy is a TypeMetaJudge says
+// why one of another apiVersion or kind is refused, as kube-apiserver's
+// decoder of the body does. (A patched built-in object was judged
+// before: see patchedTypeMeta.) A strategy that is a TypeMetaValidator
+// is left another kind, and after a patch another apiVersion, to refuse
+// itself.
+func (s *Store) checkTypeMeta(obj *api.Object, source typeMetaSource) error {
 	want := s.t.APIVersion()
-	if j, ok := s.t.Strategy.(TypeMetaJudge); judged && ok && s.otherTypeMeta(obj) {
+	if j, ok := s.t.Strategy.(TypeMetaJudge); source == sourceWhole && ok && s.otherTypeMeta(obj) {
 		if err := j.TypeMetaError(obj.APIVersion, obj.Kind); err != nil {
 			return err
 		}
 	}
+	_, validated := s.t.Strategy.(TypeMetaValidator)
 	switch {
 	case obj.APIVersion == "":
 		obj.APIVersion = want
-	case obj.APIVersion != want:
+	case obj.APIVersion != want && !(validated && source == sourcePatched):
 		return api.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", obj.APIVersion, want))
 	}
 	switch {
 	case obj.Kind == "":
 		obj.Kind = s.t.Kind
-	case obj.Kind != s.t.Kind:
+	case obj.Kind != s.t.Kind && !(validated && source != sourceApplied):
 		return api.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", obj.Kind, s.t.Kind))
 	}
 	return nil

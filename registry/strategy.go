@@ -419,6 +419,19 @@ type WriteHooks interface {
 	AfterDelete(obj *api.Object, dryRun bool)
 }
 
+// TypeMetaValidator is implemented by strategies whose rules validate an
+// object's apiVersion and kind themselves, as kube's strategy for custom
+// resources does (422 Invalid, `kind: Invalid value: "Bogus": must be
+// Widget`). The Store leaves them another kind, and after a patch
+// another apiVersion, to refuse; a body sent whole with another
+// apiVersion is refused before, as kube-apiserver's decoder refuses it.
+// After a JSON patch that removes kind or apiVersion, the Store refuses
+// the patched object as kube-apiserver's decoder of custom resources
+// does (see patchedTypeMeta).
+type TypeMetaValidator interface {
+	ValidatesTypeMeta()
+}
+
 // TypeMetaJudge is a kind that refuses a body of another apiVersion or
 // kind in its own words, as kube-apiserver's decoder of the kind does:
 // TypeMetaError returns the error for a body that says apiVersion and

@@ -81,7 +81,7 @@ func (s *Store) Update(ctx context.Context, ns, name string, body []byte, opts U
 		return nil, err
 	}
 	ns = s.namespaceOf(ns)
-	if err := s.checkTypeMeta(obj, true); err != nil {
+	if err := s.checkTypeMeta(obj, sourceWhole); err != nil {
 		return nil, err
 	}
 	if obj.Metadata.Name == "" {
@@ -299,6 +299,14 @@ func (s *Store) prepareForUpdate(obj, old *api.Object, opts UpdateOptions, gener
 	subresource := opts.Subresource
 	if !generic {
 		s.carryOverMeta(obj, old, opts)
+		// Defaults, as kube-apiserver's decoder applies them to every
+		// body; the kind's rules then keep what the (sub)resource may
+		// change.
+		if d, ok := s.t.Strategy.(Defaulter); ok && subresource == "" {
+			d.Default(obj)
+		} else if d, ok := s.t.Strategy.(StatusDefaulter); ok && subresource == SubresourceStatus {
+			d.DefaultStatus(obj)
+		}
 		return nil
 	}
 	if subresource == SubresourceStatus {

@@ -5,15 +5,18 @@
 // (map[string]any as k8s.io/apimachinery/pkg/util/json decodes them:
 // integers are int64, other numbers float64).
 //
-// The algorithms are kube-apiserver's own, from the pure packages of
-// k8s.io/apiextensions-apiserver (pkg/apiserver/schema, .../cel,
-// .../defaulting, .../pruning, .../objectmeta, .../listtype and
-// pkg/apiserver/validation), so field paths, messages and CEL cost limits
-// are exactly kube's. This package adapts them to plain JSON in and
-// field.ErrorList out; nothing of apiextensions leaks through its API.
+// The algorithms are kube-apiserver's own, from
+// k8s.io/apiextensions-apiserver: the schema packages (pkg/apiserver/schema,
+// .../defaulting, .../pruning, pkg/apiserver/validation) and, for writes,
+// kube's strategy for custom resources (pkg/registry/customresource, run
+// by k8s.io/apiserver's rest.BeforeCreate and rest.BeforeUpdate: Rules),
+// so field paths, messages and CEL cost limits are exactly kube's. This
+// package adapts them to plain JSON in and errors out; nothing of
+// apiextensions leaks through its API.
 //
 // Lifecycle: Compile a schema once (it parses, builds the structural
-// form, the OpenAPI validator and the CEL programs), then use it from any
+// form and the OpenAPI validator) and build the Rules of each version
+// using it once (they compile the CEL programs), then use both from any
 // number of goroutines; a *Schema is immutable.
 //
 //	s, err := schema.Compile(crdVersion.Schema.OpenAPIV3Schema)
@@ -23,7 +26,8 @@
 //	}
 //	pruned := s.Prune(obj) // unknown fields, for fieldValidation Strict/Warn
 //	s.Default(obj)
-//	if errs := s.Validate(obj, old); len(errs) > 0 {
-//		... // api.NewInvalid(gk, name, errs)
+//	rules := s.Rules(schema.Resource{Group: "example.com", Version: "v1", Kind: "Widget", Namespaced: true})
+//	if err := rules.BeforeCreate(ctx, "default", obj, warn); err != nil {
+//		... // kube's 422 Invalid, as kube-apiserver answers it
 //	}
 package schema

@@ -7,9 +7,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
-	celconfig "k8s.io/apiserver/pkg/apis/cel"
 )
 
 // Schema is a compiled OpenAPI v3 schema of a whole object. It is
@@ -21,15 +19,13 @@ type Schema struct {
 	// structural is the structural form; nil when the schema is not
 	// structural (structErr says why). Defaulting, pruning, list types,
 	// embedded resources and CEL need it; such a schema is refused by
-	// ValidateStructural, and Validate then checks only the plain OpenAPI
+	// ValidateStructural, and Rules then check only the plain OpenAPI
 	// keywords.
 	structural *structuralschema.Structural
 	structErr  error
 	// validator checks the OpenAPI keywords (go-openapi semantics with
-	// kube's formats and messages).
+	// kube's formats and messages), for kube's strategy (Rules).
 	validator validation.SchemaValidator
-	// cel evaluates x-kubernetes-validations; nil when there are none.
-	cel *cel.Validator
 }
 
 // Compile parses an OpenAPI v3 schema (JSON, as a CRD version's
@@ -62,12 +58,6 @@ func Compile(openAPIV3Schema []byte) (*Schema, error) {
 	}
 	if s.structErr != nil {
 		s.structural = nil
-	}
-	if s.structural != nil {
-		// A nil Validator means the schema has no rules; rules that do not
-		// compile are reported by ValidateStructural, and by Validate as
-		// kube-apiserver does, as an internal error on the rule.
-		s.cel = cel.NewValidator(s.structural, true, celconfig.PerCallLimit)
 	}
 	return s, nil
 }

@@ -126,7 +126,7 @@ func TestNonStructural(t *testing.T) {
 		t.Errorf("Default changed the object: %s", got)
 	}
 	want := []string{`spec.a: Invalid value: "integer": spec.a in body must be of type string: "integer"`}
-	if got := messages(s.Validate(decode(t, `{"spec":{"a":1}}`), nil)); !slices.Equal(got, want) {
+	if got := messages(validate(s, decode(t, `{"spec":{"a":1}}`), nil)); !slices.Equal(got, want) {
 		t.Errorf("Validate = %q, want %q", got, want)
 	}
 }

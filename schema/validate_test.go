@@ -54,6 +54,32 @@ func messages(errs field.ErrorList) []string {
 // too wrong for CEL rules to run; the schema has none, but the error is
 // still added, as kube's strategy adds it only when a CEL validator
 // exists, so it must not appear here.
+// widget is the resource the test schemas are validated as.
+var widget = Resource{Group: "example.com", Version: "v1", Kind: "Widget", Namespaced: true}
+
+// validate runs kube's validation of the main resource (Rules.Validate)
+// on obj, given the apiVersion, kind and metadata a stored widget has
+// when it has none; an update when old is not nil.
+func validate(s *Schema, obj, old map[string]any) field.ErrorList {
+	complete := func(m map[string]any) map[string]any {
+		if m == nil {
+			return nil
+		}
+		if _, ok := m["apiVersion"]; !ok {
+			m["apiVersion"] = "example.com/v1"
+		}
+		if _, ok := m["kind"]; !ok {
+			m["kind"] = "Widget"
+		}
+		if _, ok := m["metadata"]; !ok {
+			m["metadata"] = map[string]any{"name": "w", "namespace": "default", "uid": "u", "resourceVersion": "1",
+				"creationTimestamp": "2026-01-01T00:00:00Z", "generation": int64(1)}
+		}
+		return m
+	}
+	return s.Rules(widget).Validate(complete(obj), complete(old))
+}
+
 const celSkipped = "<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"
 
 func TestValidateKeywords(t *testing.T) {
@@ -125,7 +151,7 @@ func TestValidateKeywords(t *testing.T) {
 			[]string{`spec.emb.metadata.name: Invalid value: "a/b": may not contain '/'`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := messages(s.Validate(decode(t, tc.obj), nil))
+			got := messages(validate(s, decode(t, tc.obj), nil))
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("Validate:\n got %q\nwant %q", got, tc.want)
 			}
@@ -138,11 +164,11 @@ func TestValidateKeywords(t *testing.T) {
 func TestValidateUpdateRatchets(t *testing.T) {
 	s := MustCompile([]byte(widgetSchema))
 	old := decode(t, `{"spec":{"name":"ab","replicas":7}}`)
-	if got := messages(s.Validate(decode(t, `{"spec":{"name":"abc","replicas":7}}`), old)); len(got) != 0 {
+	if got := messages(validate(s, decode(t, `{"spec":{"name":"abc","replicas":7}}`), old)); len(got) != 0 {
 		t.Errorf("unchanged invalid field: %q, want none", got)
 	}
 	want := []string{"spec.replicas: Invalid value: 8: spec.replicas in body should be less than or equal to 3"}
-	if got := messages(s.Validate(decode(t, `{"spec":{"name":"ab","replicas":8}}`), old)); !slices.Equal(got, want) {
+	if got := messages(validate(s, decode(t, `{"spec":{"name":"ab","replicas":8}}`), old)); !slices.Equal(got, want) {
 		t.Errorf("changed invalid field: %q, want %q", got, want)
 	}
 }
@@ -181,7 +207,7 @@ func TestValidateCEL(t *testing.T) {
 			if tc.old != "" {
 				old = decode(t, tc.old)
 			}
-			got := messages(s.Validate(decode(t, tc.obj), old))
+			got := messages(validate(s, decode(t, tc.obj), old))
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("Validate:\n got %q\nwant %q", got, tc.want)
 			}
@@ -199,7 +225,7 @@ func TestValidateCELRuntimeCost(t *testing.T) {
 	}
 	obj := decode(t, `{"spec":{"min":1,"max":3,"mode":"a"}}`)
 	obj["spec"].(map[string]any)["words"] = words
-	errs := s.Validate(obj, nil)
+	errs := validate(s, obj, nil)
 	want := `spec.words: Invalid value: "array": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: self.all(x, self.exists(y, x == y))`
 	if got := messages(errs); !slices.Equal(got, []string{want}) {
 		t.Errorf("Validate:\n got %q\nwant %q", got, want)
@@ -207,12 +233,13 @@ func TestValidateCELRuntimeCost(t *testing.T) {
 }
 
 func BenchmarkValidate(b *testing.B) {
-	s := MustCompile([]byte(widgetSchema))
+	s := MustCompile([]byte(widgetSchema)).Rules(widget)
 	obj := decode(b, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"default"},
 		"spec":{"name":"ab","replicas":2,"ios":"10%","color":"red","ip":"10.0.0.1","tags":["a"],"set":["a","b"],
 		"ports":[{"port":1,"name":"a"},{"port":2}],"labels":{"a":"b"},"emb":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}}}`)
-	cel := MustCompile([]byte(celSchema))
-	celObj := decode(b, `{"spec":{"min":1,"max":3,"mode":"a","words":["a","b","c"]}}`)
+	cel := MustCompile([]byte(celSchema)).Rules(widget)
+	celObj := decode(b, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"default","resourceVersion":"1"},
+		"spec":{"min":1,"max":3,"mode":"a","words":["a","b","c"]}}`)
 	b.Run("keywords", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
