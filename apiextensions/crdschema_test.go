@@ -35,7 +35,11 @@ func TestCRDFieldValidation(t *testing.T) {
 	fv := version(fspec["versions"].([]any), 1)
 	fv["deprecated"] = true
 	fv["deprecationWarning"] = "use v1"
+	// On both versions: kube-apiserver's validation sees the schemas of
+	// versions whose schemas are all the same at spec level only, and
+	// refuses per-version selectableFields beside them.
 	fv["selectableFields"] = []any{map[string]any{"jsonPath": ".spec.color"}}
+	version(fspec["versions"].([]any), 0)["selectableFields"] = []any{map[string]any{"jsonPath": ".spec.color"}}
 	full["status"] = map[string]any{"storedVersions": []any{"v1"}, "conditions": []any{}, "acceptedNames": map[string]any{"plural": "", "kind": ""}}
 
 	cases := []struct {

@@ -231,7 +231,10 @@ func TestCRDNameConflicts(t *testing.T) {
 	}
 	// A CRD claiming a built-in's name in the built-in's group.
 	cm := widgetCRD("v1")
-	cm["metadata"] = map[string]any{"name": "leases.coordination.k8s.io"}
+	// kube-apiserver requires the approval annotation of a CRD in a
+	// *.k8s.io group.
+	cm["metadata"] = map[string]any{"name": "leases.coordination.k8s.io",
+		"annotations": map[string]any{"api-approved.kubernetes.io": "unapproved, testing only"}}
 	cm["spec"].(map[string]any)["group"] = "coordination.k8s.io"
 	cm["spec"].(map[string]any)["names"] = map[string]any{"plural": "leases", "kind": "MyLease"}
 	createCRD(t, base, cm)

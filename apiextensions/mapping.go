@@ -147,3 +147,8 @@ func defaultDeprecationWarning(spec *Spec, deprecated string) string {
 	best := slices.MaxFunc(newer, version.CompareKubeAwareVersionStrings)
 	return msg + fmt.Sprintf("; use %s/%s %s", spec.Group, best, spec.Names.Kind)
 }
+
+// hasSchema reports whether version v declares a schema.
+func hasSchema(v *Version) bool {
+	return v.Schema != nil && len(v.Schema.OpenAPIV3Schema) > 0 && string(v.Schema.OpenAPIV3Schema) != "null"
+}

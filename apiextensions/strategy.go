@@ -3,15 +3,12 @@ package apiextensions
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/registry"
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/utils/ptr"
 )
 
 // CRDType is the built-in type apiextensions.k8s.io/v1
@@ -35,56 +32,41 @@ func CRDType() registry.Type {
 	}
 }
 
-// strategy is the CRD type's behaviour, as kube-apiserver's CRD strategy:
-// v1 defaults, status.storedVersions kept, the cleanup finalizer and the
-// Terminating condition on delete, and validation.
+// strategy is the CRD type's behaviour: kube-apiserver's own CRD
+// strategy (rules.go: v1 defaults, storedVersions, generation,
+// validation, warnings), and on delete the cleanup finalizer and the
+// Terminating condition, as kube's CRD storage does.
 type strategy struct{}
 
 var (
-	_ registry.Defaulter         = strategy{}
-	_ registry.Normalizer        = strategy{}
-	_ registry.CreateValidator   = strategy{}
-	_ registry.UpdateValidator   = strategy{}
-	_ registry.StatusSubresource = strategy{}
-	_ registry.DeletionHolder    = strategy{}
-	_ registry.GenerationPolicy  = strategy{}
-	_ registry.StrategicMerger   = strategy{}
+	_ registry.Defaulter          = strategy{}
+	_ registry.Normalizer         = strategy{}
+	_ registry.CreateRules        = strategy{}
+	_ registry.UpdateRules        = strategy{}
+	_ registry.ConditionalUpdater = strategy{}
+	_ registry.FieldResetter      = strategy{}
+	_ registry.StatusSubresource  = strategy{}
+	_ registry.DeletionHolder     = strategy{}
+	_ registry.StrategicMerger    = strategy{}
 )
 
 // HasStatus reports that CRDs have a /status subresource.
 func (strategy) HasStatus() bool { return true }
 
-// Default fills v1's defaults (names.singular, names.listKind,
-// conversion.strategy None, a conversion webhook service's port 443) and records the storage version in
-// status.storedVersions, which kube-apiserver's strategy does on create
-// and on every update. A spec that does not decode is left to Normalize.
+// Default applies kube's v1 defaults to the spec (names.singular,
+// names.listKind, conversion strategy None, a conversion webhook
+// service's port 443), as kube-apiserver's decoder does to every body. A
+// spec that does not decode is left to the rules, which refuse it.
 func (strategy) Default(obj *api.Object) {
-	crd, err := Decode(obj)
+	if _, ok := obj.Fields["spec"]; !ok {
+		return
+	}
+	crd, err := versioned(obj)
 	if err != nil {
 		return
 	}
-	n := &crd.Spec.Names
-	if n.Singular == "" {
-		n.Singular = strings.ToLower(n.Kind)
-	}
-	if n.ListKind == "" && n.Kind != "" {
-		n.ListKind = n.Kind + "List"
-	}
-	if crd.Spec.Conversion == nil {
-		crd.Spec.Conversion = &Conversion{Strategy: NoneConverter}
-	}
-	if w := crd.Spec.Conversion.Webhook; w != nil && w.ClientConfig != nil {
-		if svc := w.ClientConfig.Service; svc != nil && svc.Port == nil {
-			svc.Port = ptr.To[int32](443)
-		}
-	}
-	if _, ok := obj.Fields["spec"]; ok {
-		_ = setSpec(obj, &crd.Spec)
-	}
-	if sv := crd.Spec.StorageVersion(); sv != "" && !slices.Contains(crd.Status.StoredVersions, sv) {
-		crd.Status.StoredVersions = append(crd.Status.StoredVersions, sv)
-		_ = setStatus(obj, &crd.Status)
-	}
+	crdRules().scheme.Default(crd)
+	_ = setField(obj, "spec", &crd.Spec)
 }
 
 // Normalize refuses a spec or status that does not decode, with the 400
@@ -94,33 +76,6 @@ func (strategy) Normalize(obj *api.Object) error {
 		return api.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", Kind, APIVersion, Kind, err))
 	}
 	return nil
-}
-
-// ValidateCreate validates a new CRD.
-func (strategy) ValidateCreate(obj *api.Object) field.ErrorList {
-	crd, err := Decode(obj)
-	if err != nil {
-		return field.ErrorList{field.Invalid(field.NewPath("spec"), "<object>", err.Error())}
-	}
-	return ValidateCreate(crd)
-}
-
-// ValidateUpdate validates a changed CRD.
-func (strategy) ValidateUpdate(obj, old *api.Object) field.ErrorList {
-	crd, err := Decode(obj)
-	if err != nil {
-		return field.ErrorList{field.Invalid(field.NewPath("spec"), "<object>", err.Error())}
-	}
-	prev, err := Decode(old)
-	if err != nil {
-		return nil // the stored object is not ours to judge
-	}
-	return ValidateUpdate(crd, prev)
-}
-
-// BumpsGeneration reports whether the spec changed.
-func (strategy) BumpsGeneration(obj, old *api.Object) bool {
-	return !api.FieldEqual(obj, old, "spec")
 }
 
 // PrepareForDelete gives a CRD being deleted the cleanup finalizer and

@@ -10,6 +10,29 @@ import (
 	"time"
 )
 
+// request sends body with contentType and returns the status code, the
+// Status message (empty for an object) and the Warning headers.
+func request(t *testing.T, method, url, contentType, body string) (int, string, []string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", contentType)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	var st struct{ Kind, Message string }
+	json.Unmarshal(data, &st)
+	if st.Kind != "Status" {
+		st.Message = ""
+	}
+	return resp.StatusCode, st.Message, resp.Header.Values("Warning")
+}
+
 // TestCustomResourceRulesAsKube sends the requests whose answers kube's
 // strategy for custom resources and its decoder of them decide, and
 // checks kube-apiserver 1.37's answers (taken from it for the same
@@ -24,23 +47,6 @@ func TestCustomResourceRulesAsKube(t *testing.T) {
 	widgets := base + "/apis/example.com/v1/namespaces/default/widgets"
 	eventually(t, 5*time.Second, func() error { c, b := do(t, "GET", widgets, nil); return wantStatus(c, b, 200) })
 
-	send := func(method, url, contentType, body string) (int, string, []string) {
-		t.Helper()
-		req, err := http.NewRequest(method, url, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", contentType)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		var st struct{ Message string }
-		json.Unmarshal(data, &st)
-		return resp.StatusCode, st.Message, resp.Header.Values("Warning")
-	}
 	const (
 		jsonType  = "application/json"
 		mergeType = "application/merge-patch+json"
@@ -69,7 +75,7 @@ func TestCustomResourceRulesAsKube(t *testing.T) {
 		{"merge patch to another version", "PATCH", widgets + "/w", mergeType, `{"apiVersion":"example.com/v2"}`,
 			422, `Widget.example.com "w" is invalid: apiVersion: Invalid value: "example.com/v2": must be example.com/v1`},
 	} {
-		code, msg, _ := send(tc.method, tc.url, tc.contentType, tc.body)
+		code, msg, _ := request(t, tc.method, tc.url, tc.contentType, tc.body)
 		if code != tc.code || msg != tc.message {
 			t.Errorf("%s: %d %q\nwant %d %q", tc.name, code, msg, tc.code, tc.message)
 		}
@@ -82,13 +88,13 @@ func TestCustomResourceRulesAsKube(t *testing.T) {
 		{`[{"op":"remove","path":"/kind"}]`, `Object 'Kind' is missing in '{"apiVersion":"example.com/v1","metadata":{`},
 		{`[{"op":"remove","path":"/apiVersion"}]`, `Object 'apiVersion' is missing in 'object has no apiVersion field'`},
 	} {
-		code, msg, _ := send("PATCH", widgets+"/w", patchType, tc.patch)
+		code, msg, _ := request(t, "PATCH", widgets+"/w", patchType, tc.patch)
 		if code != 422 || !strings.HasPrefix(msg, ` "" is invalid: patch: Invalid value: "{`) || !strings.Contains(msg, tc.missing) {
 			t.Errorf("JSON patch %s: %d %q, want 422 with %q", tc.patch, code, msg, tc.missing)
 		}
 	}
 
-	code, _, warnings := send("PATCH", widgets+"/w", mergeType, `{"metadata":{"finalizers":["foo","a.b","example.com/ok"]}}`)
+	code, _, warnings := request(t, "PATCH", widgets+"/w", mergeType, `{"metadata":{"finalizers":["foo","a.b","example.com/ok"]}}`)
 	want := []string{
 		`299 - "metadata.finalizers: \"a.b\": prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers"`,
 		`299 - "metadata.finalizers: \"foo\": prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers"`,

@@ -156,11 +156,6 @@ func DecodeBytes(data []byte) (*CRD, error) {
 	return Decode(&obj)
 }
 
-// setSpec stores spec into obj.
-func setSpec(obj *api.Object, spec *Spec) error {
-	return setField(obj, "spec", spec)
-}
-
 // setStatus stores status into obj.
 func setStatus(obj *api.Object, st *Status) error {
 	return setField(obj, "status", st)
