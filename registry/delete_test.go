@@ -27,7 +27,7 @@ func testTypes() []Type {
 }
 
 // newEtcdRegistry serves the test types over a fresh embedded etcd.
-func newEtcdRegistry(t *testing.T, cfg Config) *Registry {
+func newEtcdRegistry(t testing.TB, cfg Config) *Registry {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs etcd")
@@ -46,7 +46,7 @@ func newEtcdRegistry(t *testing.T, cfg Config) *Registry {
 	return reg
 }
 
-func storeOf(t *testing.T, reg *Registry, plural string) *Store {
+func storeOf(t testing.TB, reg *Registry, plural string) *Store {
 	t.Helper()
 	res, ok := reg.Snapshot().Lookup("", "v1", plural)
 	if !ok {
