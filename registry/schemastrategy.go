@@ -121,17 +121,21 @@ func warner(ctx context.Context) func(string) {
 	return func(text string) { api.AddWarning(ctx, text) }
 }
 
-// setObject replaces obj with m, the whole object as generic JSON.
+// setObject makes obj m, the whole object as generic JSON: the fields
+// whose value did not change keep their bytes, metadata is read again.
 func setObject(obj *api.Object, m map[string]any) error {
-	b, err := json.Marshal(m)
+	b, err := json.Marshal(m["metadata"])
 	if err != nil {
 		return err
 	}
-	out, err := decode(b)
-	if err != nil {
+	var meta api.ObjectMeta
+	if err := json.Unmarshal(b, &meta); err != nil {
 		return err
 	}
-	*obj = *out
+	obj.Metadata = meta
+	obj.APIVersion, _ = m["apiVersion"].(string)
+	obj.Kind, _ = m["kind"].(string)
+	setObjectFields(obj, m)
 	return nil
 }
 
