@@ -95,9 +95,6 @@ func (s *Store) create(ctx context.Context, ns string, obj *api.Object, opts Cre
 	if kind {
 		return s.createWithRules(ctx, ns, obj, rules, admission, opts)
 	}
-	if p, ok := s.t.Strategy.(CreatePreparer); ok {
-		p.PrepareForCreate(obj)
-	}
 	// Validate with a placeholder name when one will be generated, so a bad
 	// generateName is reported once, on generateName.
 	if errs := s.validateCreate(obj); len(errs) > 0 {
@@ -115,9 +112,6 @@ func (s *Store) create(ctx context.Context, ns string, obj *api.Object, opts Cre
 	for attempt := 0; ; attempt++ {
 		if generate {
 			obj.Metadata.Name = generatedName(obj.Metadata.GenerateName)
-			if c, ok := s.t.Strategy.(Canonicalizer); ok {
-				c.Canonicalize(obj)
-			}
 		}
 		out, retry, err := s.put(ctx, ns, obj, generate, attempt, opts)
 		if retry {
@@ -243,9 +237,6 @@ func (s *Store) prepareForCreate(obj *api.Object, generic bool) {
 		return
 	}
 	m.Generation = 1
-	if _, ok := s.t.Strategy.(Generationless); ok {
-		m.Generation = 0
-	}
 	if hasStatus(s.t.Strategy) {
 		// Status belongs to controllers, written through /status; as in
 		// kube-apiserver, a create through the main resource drops it.
@@ -267,9 +258,6 @@ func (s *Store) normalize(obj *api.Object) error {
 // validateCreate checks metadata and asks the strategy about the rest.
 func (s *Store) validateCreate(obj *api.Object) field.ErrorList {
 	errs := ValidateObjectMeta(&obj.Metadata, s.t.Namespaced, s.t.NameValidation)
-	if v, ok := s.t.Strategy.(CreateValidator); ok {
-		errs = append(errs, v.ValidateCreate(obj)...)
-	}
 	// As kube-apiserver for custom resources with a scale subresource:
 	// the replica paths are checked on every write, not only via /scale.
 	return append(errs, ValidateScale(s.t, obj)...)

@@ -8,7 +8,6 @@ import (
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/fieldmanager"
 	"github.com/miniapi/miniapi/storage"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
@@ -27,49 +26,16 @@ type Defaulter interface {
 // writes through /status too, as a custom resource's schema defaults do:
 // kube-apiserver's decoder defaults every body it reads, whichever
 // (sub)resource it is sent to. A Defaulter alone defaults only writes
-// of the main resource, where its rules (a CRD's storedVersions) belong.
+// of the main resource, where its rules (a CRD's v1 defaults) belong.
 type StatusDefaulter interface {
 	// DefaultStatus fills defaults into obj, the stored object with the
 	// status the write sent.
 	DefaultStatus(obj *api.Object)
 }
 
-// CreatePreparer is implemented by strategies that set fields of a new
-// object that its creator does not manage, as kube-apiserver's
-// PrepareForCreate does: it runs after the creator's managedFields are
-// recorded, so no manager owns what it sets.
-type CreatePreparer interface {
-	PrepareForCreate(obj *api.Object)
-}
-
-// Canonicalizer is implemented by strategies that complete a new object
-// once its name is final (generated from generateName), as
-// kube-apiserver's Canonicalize: after validation, and owned by no one.
-type Canonicalizer interface {
-	Canonicalize(obj *api.Object)
-}
-
-// UpdatePreparer adjusts an update of the main resource before it is
-// defaulted and validated, e.g. to keep fields clients may not change
-// there (a Namespace's spec.finalizers).
-type UpdatePreparer interface {
-	PrepareForUpdate(obj, old *api.Object)
-}
-
-// CreateValidator validates a new object beyond ObjectMeta, returning
-// errors at field paths relative to the object root.
-type CreateValidator interface {
-	ValidateCreate(obj *api.Object) field.ErrorList
-}
-
-// UpdateValidator validates a changed object against its previous state.
-type UpdateValidator interface {
-	ValidateUpdate(obj, old *api.Object) field.ErrorList
-}
-
-// Normalizer rewrites an object into its stored form after defaulting,
-// e.g. a Secret folds stringData into data. It may fail with a
-// StatusError for input that cannot be normalized.
+// Normalizer rewrites an object into its stored form after defaulting on
+// the generic path, or refuses it with a StatusError (a CRD whose spec
+// does not decode).
 type Normalizer interface {
 	Normalize(obj *api.Object) error
 }
@@ -86,21 +52,6 @@ type StatusSubresource interface {
 // default applies when it is absent).
 type FieldReader interface {
 	SelectableFieldValue(obj *api.Object, path string) (string, bool)
-}
-
-// Generationless is implemented by strategies of types whose objects have
-// no metadata.generation, as kube-apiserver's built-in types without a
-// spec that controllers observe (ConfigMap, Secret, Namespace, Event,
-// Lease) have none.
-type Generationless interface {
-	Generationless()
-}
-
-// GenerationPolicy is implemented by strategies that decide themselves
-// whether an update bumps metadata.generation; without it, generation
-// moves when anything outside metadata and status changes.
-type GenerationPolicy interface {
-	BumpsGeneration(obj, old *api.Object) bool
 }
 
 // ColumnComputer is implemented by strategies with printer columns that a
@@ -178,9 +129,11 @@ type Decoder interface {
 }
 
 // CreateRules is implemented by strategies that hold a kind's rules for
-// new objects as kube-apiserver's REST create strategies do, the built-in
-// kinds' through kube's own code. Without it the Store applies the
-// generic rules of custom resources (the other capabilities here).
+// new objects as kube-apiserver's REST create strategies do, through
+// kube's own code: the built-in kinds', custom resources' and CRDs'.
+// Without it (the types of a resources file, a CRD version without a
+// schema) the Store applies generic rules: generation, status kept out
+// of main-resource writes, ObjectMeta and scale paths validated.
 type CreateRules interface {
 	// BeforeCreate runs once a new object's name is final, its uid and
 	// creationTimestamp set and its managedFields recorded: it clears

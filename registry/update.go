@@ -340,22 +340,15 @@ func (s *Store) prepareForUpdate(obj, old *api.Object, opts UpdateOptions, gener
 	s.carryOverMeta(obj, old, opts)
 	m, om := &obj.Metadata, &old.Metadata
 	if subresource == "" {
-		// Defaults first, as kube-apiserver's decoder applies them before
-		// the strategy sees the update: what PrepareForUpdate carries
-		// over from old (a Namespace's spec.finalizers) then wins.
+		// Defaults, as kube-apiserver's decoder applies them.
 		if d, ok := s.t.Strategy.(Defaulter); ok {
 			d.Default(obj)
-		}
-		if p, ok := s.t.Strategy.(UpdatePreparer); ok {
-			p.PrepareForUpdate(obj, old)
 		}
 		if err := s.normalize(obj); err != nil {
 			return err
 		}
 	}
-	if _, ok := s.t.Strategy.(Generationless); ok {
-		m.Generation = 0 // also drops one stored before types had none
-	} else if subresource != SubresourceFinalize && s.bumpsGeneration(obj, old) {
+	if subresource != SubresourceFinalize && s.bumpsGeneration(obj, old) {
 		m.Generation = om.Generation + 1
 	}
 	m.ResourceVersion = ""
@@ -400,12 +393,9 @@ func (s *Store) carryOverMeta(obj, old *api.Object, opts UpdateOptions) {
 	m.ResourceVersion = ""
 }
 
-// bumpsGeneration reports whether an update changes the object's spec: by
-// default anything outside metadata and status.
+// bumpsGeneration reports whether an update changes the object's spec:
+// anything outside metadata and status.
 func (s *Store) bumpsGeneration(obj, old *api.Object) bool {
-	if p, ok := s.t.Strategy.(GenerationPolicy); ok {
-		return p.BumpsGeneration(obj, old)
-	}
 	for k := range obj.Fields {
 		if k != "status" && !api.FieldEqual(obj, old, k) {
 			return true
@@ -433,9 +423,6 @@ func (s *Store) validateUpdate(obj, old *api.Object, opts UpdateOptions) field.E
 	}
 	// This also refuses new finalizers on an object being deleted.
 	errs = append(errs, ValidateObjectMetaUpdate(&obj.Metadata, &oldMeta)...)
-	if v, ok := s.t.Strategy.(UpdateValidator); ok {
-		errs = append(errs, v.ValidateUpdate(obj, old)...)
-	}
 	return append(errs, ValidateScale(s.t, obj)...)
 }
 
