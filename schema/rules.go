@@ -44,7 +44,6 @@ type Scale struct {
 // embedded resources, list types, CEL rules and the scale paths, and
 // warn about finalizer names. Safe for concurrent use.
 type Rules struct {
-	gv     string
 	main   rest.RESTCreateUpdateStrategy
 	status rest.RESTUpdateStrategy // nil without /status
 }
@@ -75,7 +74,7 @@ func (s *Schema) Rules(r Resource) *Rules {
 	}
 	main := customresource.NewStrategy(unstructuredscheme.NewUnstructuredObjectTyper(), r.Namespaced, gvk,
 		s.validator, statusValidator, s.structural, status, scale, nil)
-	rules := &Rules{gv: gvk.GroupVersion().String(), main: main}
+	rules := &Rules{main: main}
 	if r.Status {
 		rules.status = customresource.NewStatusStrategy(main)
 	}
