@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,4 +22,19 @@ func DescribeJSONError(err error) string {
 		return fmt.Sprintf("expected %s, got %s", te.Type, te.Value)
 	}
 	return err.Error()
+}
+
+// SummarizeBody is the start of a request body a server could not
+// decode, as kube-apiserver's handlers quote one: a JSON object as text,
+// anything else (protobuf) in hex, 30 bytes at most, then " ...".
+func SummarizeBody(body []byte) string {
+	const max = 30
+	cut, more := body, ""
+	if len(body) > max {
+		cut, more = body[:max], " ..."
+	}
+	if len(body) > 0 && body[0] == '{' {
+		return string(cut) + more
+	}
+	return hex.EncodeToString(cut) + more
 }

@@ -7,14 +7,13 @@ import (
 	"sync"
 
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/kuberest"
 	internal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	"k8s.io/apimachinery/pkg/runtime"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/apiserver/pkg/warning"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
@@ -103,18 +102,6 @@ func (k *kubeCRD) fromInternal(obj *api.Object, in *internal.CustomResourceDefin
 	return fromVersioned(obj, v1)
 }
 
-// requestContext is what kube's rules read of a request: its namespace
-// (none: CRDs are cluster-scoped) and where warnings go.
-func requestContext(ctx context.Context) context.Context {
-	return warning.WithWarningRecorder(genericapirequest.WithNamespace(ctx, ""), recorder{ctx})
-}
-
-// recorder forwards the warnings kube's rules record to the request.
-type recorder struct{ ctx context.Context }
-
-// AddWarning records text.
-func (r recorder) AddWarning(_, text string) { api.AddWarning(r.ctx, text) }
-
 // BeforeCreate runs kube's rules for a new CRD: status cleared but for
 // the storage version in storedVersions, generation 1, validation and
 // warnings.
@@ -124,7 +111,7 @@ func (strategy) BeforeCreate(ctx context.Context, obj *api.Object) error {
 	if err != nil {
 		return err
 	}
-	if err := rest.BeforeCreate(k.main, requestContext(ctx), in); err != nil {
+	if err := rest.BeforeCreate(k.main, kuberest.Context(ctx, ""), in); err != nil {
 		return api.FromKubeError(err)
 	}
 	return k.fromInternal(obj, in)
@@ -149,7 +136,7 @@ func (strategy) BeforeUpdate(ctx context.Context, obj, old *api.Object, subresou
 	if err != nil {
 		return err
 	}
-	if err := rest.BeforeUpdate(s, requestContext(ctx), in, prev); err != nil {
+	if err := rest.BeforeUpdate(s, kuberest.Context(ctx, ""), in, prev); err != nil {
 		return api.FromKubeError(err)
 	}
 	if err := k.fromInternal(obj, in); err != nil {
@@ -169,13 +156,8 @@ func (strategy) RequiresResourceVersion() bool {
 // ResetFields returns what kube's strategy for subresource resets, for
 // managedFields.
 func (strategy) ResetFields(subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
-	var s any = crdRules().main
 	if subresource == "status" {
-		s = crdRules().status
+		return kuberest.ResetFields(crdRules().status)
 	}
-	rs, ok := s.(rest.ResetFieldsStrategy)
-	if !ok {
-		return nil
-	}
-	return fieldpath.NewExcludeFilterSetMap(rs.GetResetFields())
+	return kuberest.ResetFields(crdRules().main)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/fieldmanager"
+	"github.com/miniapi/miniapi/kuberest"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/apiserver/pkg/warning"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
@@ -303,13 +303,11 @@ func (k *kind) encodeVersioned(v runtime.Object) (*api.Object, error) {
 // operation by it) and a warning recorder that hands their warnings to
 // ours.
 func (k *kind) requestContext(ctx context.Context, verb, ns, name, subresource string) context.Context {
-	kctx := genericapirequest.WithNamespace(ctx, ns)
-	kctx = genericapirequest.WithRequestInfo(kctx, &genericapirequest.RequestInfo{
+	return genericapirequest.WithRequestInfo(kuberest.Context(ctx, ns), &genericapirequest.RequestInfo{
 		IsResourceRequest: true, Verb: verb, APIPrefix: apiPrefix(k.r.group),
 		APIGroup: k.r.group, APIVersion: k.r.version, Namespace: ns, Resource: k.r.plural,
 		Subresource: subresource, Name: name,
 	})
-	return warning.WithWarningRecorder(kctx, warningRecorder{ctx})
 }
 
 func apiPrefix(group string) string {
@@ -355,12 +353,6 @@ func (k *kind) WarnDelete(ctx context.Context, ns, name, policy string) {
 	}
 	k.r.deleteWarnings(k.requestContext(ctx, verb, ns, name, ""), opts)
 }
-
-// warningRecorder forwards warnings kube's code records to the request.
-type warningRecorder struct{ ctx context.Context }
-
-// AddWarning records a warning for the request's answer.
-func (w warningRecorder) AddWarning(_, text string) { api.AddWarning(w.ctx, text) }
 
 // BeforeCreate runs kube's rest.BeforeCreate with the kind's strategy:
 // PrepareForCreate, Validate (ObjectMeta included), WarningsOnCreate and
@@ -430,13 +422,7 @@ func (k *kind) Subresources() []registry.Subresource { return k.r.subresources()
 // manager; nil when the strategy resets none or the kind has no such
 // subresource.
 func (k *kind) ResetFields(subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
-	switch s := k.r.updateStrategy(subresource).(type) {
-	case rest.ResetFieldsFilterStrategy:
-		return s.GetResetFieldsFilter()
-	case rest.ResetFieldsStrategy:
-		return fieldpath.NewExcludeFilterSetMap(s.GetResetFields())
-	}
-	return nil
+	return kuberest.ResetFields(k.r.updateStrategy(subresource))
 }
 
 // TypeConverter returns the kind's merge schema: Kubernetes' own, built

@@ -58,21 +58,11 @@ func (s *Store) bodyTypeMeta(data []byte) error {
 	switch {
 	case tm.Kind == "":
 		return api.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)",
-			s.t.Kind, runtime.NewMissingKindErr(string(data)), summarizeJSON(data)))
+			s.t.Kind, runtime.NewMissingKindErr(string(data)), api.SummarizeBody(data)))
 	case tm.APIVersion == "":
 		return api.NewBadRequest(fmt.Sprintf("the API version in the data () does not match the expected API version (%s)", s.t.APIVersion()))
 	}
 	return nil
-}
-
-// summarizeJSON is the start of a body, as kube-apiserver's handlers
-// quote one they cannot decode.
-func summarizeJSON(data []byte) string {
-	const max = 30
-	if len(data) > max {
-		return string(data[:max]) + " ..."
-	}
-	return string(data)
 }
 
 // applyDirective acts on what a strict decoder found in a body as the

@@ -77,7 +77,7 @@ func (st *schemaStrategy) BeforeCreate(ctx context.Context, obj *api.Object) err
 	if err != nil {
 		return err
 	}
-	if m, err = st.rules.BeforeCreate(ctx, obj.Metadata.Namespace, m, warner(ctx)); err != nil {
+	if m, err = st.rules.BeforeCreate(ctx, obj.Metadata.Namespace, m); err != nil {
 		return api.FromKubeError(err)
 	}
 	return setObject(obj, m)
@@ -96,7 +96,7 @@ func (st *schemaStrategy) BeforeUpdate(ctx context.Context, obj, old *api.Object
 	if err != nil {
 		return err
 	}
-	if m, err = st.rules.BeforeUpdate(ctx, obj.Metadata.Namespace, m, o, subresource, warner(ctx)); err != nil {
+	if m, err = st.rules.BeforeUpdate(ctx, obj.Metadata.Namespace, m, o, subresource); err != nil {
 		return api.FromKubeError(err)
 	}
 	if err := setObject(obj, m); err != nil {
@@ -114,11 +114,6 @@ func (st *schemaStrategy) RequiresResourceVersion() bool { return st.rules.Requi
 // ResetFields returns what kube's strategy for subresource resets.
 func (st *schemaStrategy) ResetFields(subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
 	return st.rules.ResetFields(subresource)
-}
-
-// warner records the warnings of kube's rules on the request.
-func warner(ctx context.Context) func(string) {
-	return func(text string) { api.AddWarning(ctx, text) }
 }
 
 // setObject makes obj m, the whole object as generic JSON: the fields

@@ -3,6 +3,8 @@ package schema
 import (
 	"context"
 
+	"github.com/miniapi/miniapi/kuberest"
+
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
@@ -10,9 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/unstructuredscheme"
 	kschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/apiserver/pkg/warning"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
@@ -85,10 +85,10 @@ func (s *Schema) Rules(r Resource) *Rules {
 // name final, uid and creationTimestamp set) in namespace ns and returns
 // the object to store, obj changed in place or another map: an error is
 // kube's (a *errors.StatusError, 422 Invalid naming the object's own
-// group and kind); warnings go to warn.
-func (r *Rules) BeforeCreate(ctx context.Context, ns string, obj map[string]any, warn func(string)) (map[string]any, error) {
+// group and kind); warnings go to the request (api.AddWarning).
+func (r *Rules) BeforeCreate(ctx context.Context, ns string, obj map[string]any) (map[string]any, error) {
 	u := &unstructured.Unstructured{Object: obj}
-	if err := rest.BeforeCreate(r.main, requestContext(ctx, ns, warn), u); err != nil {
+	if err := rest.BeforeCreate(r.main, kuberest.Context(ctx, ns), u); err != nil {
 		return nil, err
 	}
 	return u.Object, nil
@@ -99,16 +99,20 @@ func (r *Rules) BeforeCreate(ctx context.Context, ns string, obj map[string]any,
 // BeforeCreate (/status starts again from a copy of old). A subresource
 // the version does not have is judged as the main resource: the Store
 // serves only those it has.
-func (r *Rules) BeforeUpdate(ctx context.Context, ns string, obj, old map[string]any, subresource string, warn func(string)) (map[string]any, error) {
-	var strategy rest.RESTUpdateStrategy = r.main
-	if subresource == "status" && r.status != nil {
-		strategy = r.status
-	}
+func (r *Rules) BeforeUpdate(ctx context.Context, ns string, obj, old map[string]any, subresource string) (map[string]any, error) {
 	u := &unstructured.Unstructured{Object: obj}
-	if err := rest.BeforeUpdate(strategy, requestContext(ctx, ns, warn), u, &unstructured.Unstructured{Object: old}); err != nil {
+	if err := rest.BeforeUpdate(r.updateStrategy(subresource), kuberest.Context(ctx, ns), u, &unstructured.Unstructured{Object: old}); err != nil {
 		return nil, err
 	}
 	return u.Object, nil
+}
+
+// updateStrategy is kube's strategy for updates through subresource.
+func (r *Rules) updateStrategy(subresource string) rest.RESTUpdateStrategy {
+	if subresource == "status" && r.status != nil {
+		return r.status
+	}
+	return r.main
 }
 
 // Validate runs kube's validation of the main resource alone: of a new
@@ -130,42 +134,13 @@ func (r *Rules) RequiresResourceVersion() bool {
 
 // ResetFields returns the fields writes of subresource ("" for the main
 // resource) reset, as kube's strategies declare them, for the field
-// manager: nil for none.
+// manager.
 func (r *Rules) ResetFields(subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
-	var strategy any = r.main
-	switch subresource {
-	case "", "scale":
-	case "status":
-		if r.status == nil {
-			return nil
-		}
-		strategy = r.status
-	default:
-		return nil
+	switch {
+	case subresource == "" || subresource == "scale":
+		return kuberest.ResetFields(r.main)
+	case subresource == "status" && r.status != nil:
+		return kuberest.ResetFields(r.status)
 	}
-	rs, ok := strategy.(rest.ResetFieldsStrategy)
-	if !ok {
-		return nil
-	}
-	fields := rs.GetResetFields()
-	if len(fields) == 0 {
-		return nil
-	}
-	return fieldpath.NewExcludeFilterSetMap(fields)
+	return nil
 }
-
-// requestContext is what kube's rules read of a request: its namespace
-// and where warnings go.
-func requestContext(ctx context.Context, ns string, warn func(string)) context.Context {
-	ctx = genericapirequest.WithNamespace(ctx, ns)
-	if warn == nil {
-		return ctx
-	}
-	return warning.WithWarningRecorder(ctx, recorder(warn))
-}
-
-// recorder forwards the warnings kube's rules record.
-type recorder func(string)
-
-// AddWarning records text.
-func (w recorder) AddWarning(_, text string) { w(text) }

@@ -3,7 +3,6 @@ package handlers
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -161,23 +160,13 @@ func (c *protoCodec) toJSON(t *registry.Type, body []byte) ([]byte, error) {
 		if gvk != nil && gvk.Kind != "" {
 			return nil, api.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, t.Kind, err))
 		}
-		return nil, api.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", t.Kind, err, summarize(body)))
+		return nil, api.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", t.Kind, err, api.SummarizeBody(body)))
 	}
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return nil, api.NewBadRequest(fmt.Sprintf("%s cannot be handled as a %s: %v", gvk.Kind, t.Kind, err))
 	}
 	return data, nil
-}
-
-// summarize shows the start of an undecodable body in hex, as
-// kube-apiserver does for binary bodies.
-func summarize(body []byte) string {
-	const max = 30
-	if len(body) > max {
-		return hex.EncodeToString(body[:max]) + " ..."
-	}
-	return hex.EncodeToString(body)
 }
 
 // writeProtobuf writes an encoded protobuf response.

@@ -197,7 +197,7 @@ func (c *scaleProtoCodec) toJSON(body []byte) ([]byte, error) {
 		if gvk != nil && gvk.Kind != "" {
 			return nil, api.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a Scale: %v", gvk.Kind, gvk.Version, err))
 		}
-		return nil, api.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type Scale): %v (%s)", err, summarize(body)))
+		return nil, api.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type Scale): %v (%s)", err, api.SummarizeBody(body)))
 	}
 	data, err := json.Marshal(obj)
 	if err != nil {

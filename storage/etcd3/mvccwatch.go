@@ -19,10 +19,11 @@ import (
 // costs seven goroutines a stream (the client's two, the adapter's two,
 // the service's send and receive loops, ours). A Store's watch reads its
 // stream on its own goroutine instead (open): none of the member's. It
-// asks progress of one watch by its ID, so an answer can only be that watch's: a stream-wide
-// answer queued before a watch existed can not reach it (see
-// watcher.streamContext). RequestProgress finds the watch by the stream
-// name in its ctx's metadata, which each Store watch has of its own.
+// asks progress of one watch by its ID, so an answer can only be that
+// watch's: a stream-wide answer queued before a watch existed can not
+// reach it (see watcher.streamContext). RequestProgress finds the watch
+// by the stream name in its ctx's metadata, which each Store watch has
+// of its own.
 type mvccWatcher struct {
 	srv *etcdserver.EtcdServer
 
