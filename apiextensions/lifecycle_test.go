@@ -315,6 +315,11 @@ func TestCRDDeleteWaitsForFinalizersAcrossRestart(t *testing.T) {
 	if c, b := do(t, "DELETE", base+crdURL+"/widgets.example.com", nil); c != 200 {
 		t.Fatalf("delete CRD = %d: %s", c, b)
 	}
+	// As kube-apiserver's CRD storage marks it: generation kept, no
+	// grace period.
+	if m := getCRD(t, base, "widgets.example.com").Metadata; m.Generation != 1 || m.DeletionGracePeriodSeconds != nil || m.DeletionTimestamp == nil {
+		t.Errorf("deleted CRD: generation %d, deletionGracePeriodSeconds %v, deletionTimestamp %v; want 1, none, set", m.Generation, m.DeletionGracePeriodSeconds, m.DeletionTimestamp)
+	}
 	eventually(t, 2*time.Second, func() error {
 		c := getCRD(t, base, "widgets.example.com").Status.Condition(apiextensions.Terminating)
 		if c == nil || c.Status != "True" || c.Reason != "InstanceDeletionInProgress" {

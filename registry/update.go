@@ -374,17 +374,19 @@ func (s *Store) carryOverMeta(obj, old *api.Object, opts UpdateOptions) {
 	} else if opts.markDeleting && m.DeletionTimestamp == nil {
 		now := api.Now()
 		m.DeletionTimestamp = &now
-		// As kube's store marks an object its finalizers hold: the first
-		// mark bumps a generation the object has, so controllers whose
-		// watches pass only generation changes see the deletion.
-		if m.Generation > 0 {
-			m.Generation++
-		}
 		if h, ok := s.t.Strategy.(DeletionHolder); ok {
-			// As kube-apiserver's namespace storage: no grace period,
-			// and the strategy records the start (phase Terminating).
+			// As kube-apiserver's namespace and CRD storage: no
+			// grace period, the generation kept, and the strategy
+			// records the start (phase Terminating, a condition).
 			h.PrepareForDelete(obj)
 		} else {
+			// As kube's store marks an object its finalizers hold:
+			// the first mark bumps a generation the object has, so
+			// controllers whose watches pass only generation changes
+			// see the deletion.
+			if m.Generation > 0 {
+				m.Generation++
+			}
 			zero := int64(0)
 			m.DeletionGracePeriodSeconds = &zero
 		}
