@@ -290,7 +290,7 @@ func (c *Controller) reconcile(ctx context.Context, store *registry.Store, s sto
 // setCondition sets cond with a lastTransitionTime of now when its status
 // changes.
 func setCondition(st *Status, cond Condition) {
-	cond.LastTransitionTime = now()
+	cond.LastTransitionTime = time.Now().UTC().Format(time.RFC3339)
 	st.SetCondition(cond)
 }
 

@@ -248,6 +248,53 @@ func TestCRDServedLive(t *testing.T) {
 	}
 }
 
+// TestCRDTable checks `kubectl get crd` (-o wide) as kube-apiserver
+// 1.37 prints it, with apiextensions-apiserver's table convertor: Name,
+// Scope, Versions (served ones, the storage version marked), Created At,
+// and, wide, Group, Kind, ShortNames and Established.
+func TestCRDTable(t *testing.T) {
+	srv, _ := start(t, "")
+	base := srv.URL()
+	crd := widgetCRD("v1", "v2")
+	createCRD(t, base, crd)
+	var table struct {
+		ColumnDefinitions []struct {
+			Name     string `json:"name"`
+			Priority int    `json:"priority"`
+		} `json:"columnDefinitions"`
+		Rows []struct {
+			Cells []any `json:"cells"`
+		} `json:"rows"`
+	}
+	eventually(t, 2*time.Second, func() error {
+		req, _ := http.NewRequest("GET", base+crdURL, nil)
+		req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(&table); err != nil {
+			return err
+		}
+		if len(table.Rows) != 1 || len(table.Rows[0].Cells) != 8 || table.Rows[0].Cells[7] != true {
+			return fmt.Errorf("rows %v: not one established CRD", table.Rows)
+		}
+		return nil
+	})
+	var cols []string
+	for _, c := range table.ColumnDefinitions {
+		cols = append(cols, fmt.Sprintf("%s/%d", c.Name, c.Priority))
+	}
+	if want := []string{"Name/0", "Scope/0", "Versions/0", "Created At/0", "Group/1", "Kind/1", "ShortNames/1", "Established/1"}; !slices.Equal(cols, want) {
+		t.Errorf("columns %q, want %q", cols, want)
+	}
+	cells := table.Rows[0].Cells
+	if got := fmt.Sprintf("%v %v %v %v %v %v", cells[0], cells[1], cells[2], cells[4], cells[5], cells[6]); got != "widgets.example.com Namespaced v1(storage),v2 example.com Widget wd" {
+		t.Errorf("row %v", cells)
+	}
+}
+
 func TestCRDSchemaEnforced(t *testing.T) {
 	srv, _ := start(t, "")
 	base := srv.URL()

@@ -93,7 +93,8 @@ func TestCRDFieldValidation(t *testing.T) {
 	}
 }
 
-// TestCRDExplain renders `kubectl explain crd.spec` with kubectl's code.
+// TestCRDExplain renders `kubectl explain crd.spec` with kubectl's code:
+// kube-apiserver's text.
 func TestCRDExplain(t *testing.T) {
 	srv, _ := start(t, "")
 	dc, err := discovery.NewDiscoveryClientForConfig(&rest.Config{Host: srv.URL()})
@@ -105,8 +106,9 @@ func TestCRDExplain(t *testing.T) {
 		path []string
 		want []string
 	}{
-		{nil, []string{"KIND:       CustomResourceDefinition", "CustomResourceDefinition adds a resource to the API", "spec\t<Object> -required-", "status\t<Object>"}},
-		{[]string{"spec"}, []string{"FIELD: spec <Object>", "group\t<string> -required-", "versions\t<[]Object> -required-", "conversion\t<Object>"}},
+		// kube's own descriptions, from its generated OpenAPI definitions.
+		{nil, []string{"KIND:       CustomResourceDefinition", "CustomResourceDefinition represents a resource that should be exposed on the\n    API server.", "spec\t<CustomResourceDefinitionSpec> -required-", "status\t<CustomResourceDefinitionStatus>"}},
+		{[]string{"spec"}, []string{"FIELD: spec <CustomResourceDefinitionSpec>", "group\t<string> -required-", "versions\t<[]CustomResourceDefinitionVersion> -required-", "conversion\t<CustomResourceConversion>"}},
 		{[]string{"spec", "versions", "subresources", "scale"}, []string{"specReplicasPath\t<string> -required-", "labelSelectorPath\t<string>"}},
 	} {
 		t.Run(strings.Join(append([]string{"crd"}, tc.path...), "."), func(t *testing.T) {

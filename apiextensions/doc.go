@@ -1,20 +1,19 @@
-// Package apiextensions serves CustomResourceDefinitions: the
-// apiextensions.k8s.io/v1 CustomResourceDefinition type (CRDType, with
-// kube-apiserver's defaulting and validation), the mapping of a CRD onto
-// registry types (Types: one per served version), and the Controller
-// that keeps the live registry in step with the stored CRDs.
+// Package apiextensions serves what CustomResourceDefinitions define: the
+// mapping of a CRD onto registry types (Types: one per served version)
+// and the Controller that keeps the live registry in step with the
+// stored CRDs. The CustomResourceDefinition kind itself is a built-in
+// kind (package builtin), with apiextensions-apiserver's strategies.
 //
 // The CRD wire types here are plain structs decoded from an api.Object's
-// fields (spec.conversion is apiextensions.k8s.io/v1's own type). Of
-// k8s.io/apiextensions-apiserver only the conversion webhook converter is
-// used, behind Converters.
+// fields (spec.conversion is apiextensions.k8s.io/v1's own type), read
+// by the controller. Of k8s.io/apiextensions-apiserver this package uses
+// the conversion webhook converter, behind Converters.
 //
-// Lifecycle: the server adds CRDType to its registry with the built-in
-// types, constructs a Controller, calls Sync once before it serves (so
-// CRDs stored in etcd are served from the first request), then runs Run
-// in the background until shutdown.
+// Lifecycle: the server adds the built-in types to its registry,
+// constructs a Controller, calls Sync once before it serves (so CRDs
+// stored in etcd are served from the first request), then runs Run in
+// the background until shutdown.
 //
-//	reg.Add(apiextensions.CRDType())
 //	c := apiextensions.NewController(reg, log)
 //	if _, err := c.Sync(ctx); err != nil { ... } // stored CRDs served
 //	go c.Run(bgctx)                               // live changes
@@ -25,7 +24,7 @@
 // (registry.Replace, which keeps a type's storage and cache when only its
 // schema, columns or names change), and sets the NamesAccepted and
 // Established conditions. A deleted CRD gets the
-// customresourcecleanup.apiextensions.k8s.io finalizer from its strategy;
+// customresourcecleanup.apiextensions.k8s.io finalizer from its kind;
 // the controller deletes its objects in every namespace, stops serving
 // it and removes the finalizer.
 //

@@ -49,6 +49,7 @@ func resources(cfg Config) []*resource {
 		reviewResources(cfg.Auth),
 		virtualResources(cfg.EtcdHealth),
 		admissionResources(cfg.Auth, cfg.AdmissionPolicies),
+		apiextensionsResources(),
 		apiregistrationResources(),
 		appsResources(),
 		autoscalingResources(),

@@ -186,6 +186,8 @@ func (r *resource) strategyOf() registry.Strategy {
 		return scaleKind{k}
 	case r.group == "" && r.kind == "Namespace":
 		return namespaceKind{k}
+	case r.group == "apiextensions.k8s.io" && r.kind == "CustomResourceDefinition":
+		return crdKind{k}
 	case r.group == "" && r.kind == "Pod":
 		return podKind{k}
 	case r.group == "" && r.kind == "Node":

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/miniapi/miniapi/apiextensions"
 	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/registry"
 	"k8s.io/kubernetes/pkg/serviceaccount"
@@ -52,7 +51,7 @@ func TestBuiltinTypesDoc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	types := append(builtin.Types(builtin.Config{Auth: &builtin.Auth{Issuer: issuer}}), apiextensions.CRDType())
+	types := builtin.Types(builtin.Config{Auth: &builtin.Auth{Issuer: issuer}})
 	table, err := typesTable(types, typeNotes)
 	if err != nil {
 		t.Fatal(err)

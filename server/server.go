@@ -376,14 +376,14 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if s.sec, err = s.newSecurity(cfg, ln); err != nil {
 		return nil, err
 	}
-	types := append(builtin.Types(builtin.Config{
+	types := builtin.Types(builtin.Config{
 		Namespaces: builtin.NamespaceGetter(s.getNamespace),
 		EtcdHealth: func(ctx context.Context) error { return etcd3.Ready(ctx, s.client) },
 		Services:   svcs,
 		Auth:       s.sec.builtinAuth(),
 
 		AdmissionPolicies: s.admissionPolicies(),
-	}), apiextensions.CRDType())
+	})
 	local := localGroupVersions(types)
 	resources, err := readResources(cfg.ResourcesFile)
 	if err != nil {

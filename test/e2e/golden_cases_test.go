@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	apiextensionsscheme "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/scheme"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -293,12 +294,13 @@ func (g *goldenTarget) createJSON(ctx context.Context, t *testing.T, c goldenCas
 // protobuf. ok is false for a kind client-go's scheme does not know.
 func (g *goldenTarget) createProtobuf(ctx context.Context, t *testing.T, c goldenCase) (a goldenAnswer, name string, ok bool) {
 	t.Helper()
+	codecs := clientscheme.Codecs
 	if c.group == "apiextensions.k8s.io" {
-		// Not client-go's kinds, though a package in the test binary
-		// (envtest) adds them to client-go's scheme.
-		return goldenAnswer{}, "", false
+		// CustomResourceDefinitions are the apiextensions clientset's,
+		// which sends protobuf as client-go's does.
+		codecs = apiextensionsscheme.Codecs
 	}
-	obj, gvk, err := clientscheme.Codecs.UniversalDeserializer().Decode(c.manifest, nil, nil)
+	obj, gvk, err := codecs.UniversalDeserializer().Decode(c.manifest, nil, nil)
 	if runtime.IsNotRegisteredError(err) {
 		return goldenAnswer{}, "", false
 	}
@@ -312,7 +314,7 @@ func (g *goldenTarget) createProtobuf(ctx context.Context, t *testing.T, c golde
 	if gvk.Group == "" {
 		cfg.APIPath = "/api"
 	}
-	cfg.NegotiatedSerializer = clientscheme.Codecs.WithoutConversion()
+	cfg.NegotiatedSerializer = codecs.WithoutConversion()
 	// What kubernetes.NewForConfig sets when the config names none.
 	cfg.ContentType = runtime.ContentTypeProtobuf
 	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
