@@ -40,6 +40,8 @@ func runFork(ctx context.Context, cfg config) (*ForkResult, error) {
 	}
 	res.SnapshotMs = float64(took) / 1e6
 	var empty, fork []time.Duration
+	stopProfile := cfg.profile("fork")
+	defer stopProfile()
 	for i := range cfg.ForkRuns {
 		for _, seed := range []*server.Snapshot{nil, snap} {
 			d, err := startSeeded(ctx, filepath.Join(work, fmt.Sprintf("run-%d-%v", i, seed != nil)), seed)
