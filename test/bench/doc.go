@@ -46,6 +46,13 @@
 //     everything on and 10 nodes, against one with everything off; with
 //     -profile-dir, CPU profiles of both (cluster-idle-on.pprof,
 //     cluster-idle-off.pprof).
+//   - logical and fork (issue 15): a new logical cluster on a shared
+//     member to ready against a server with a member of its own, the heap,
+//     resident set and goroutines each of 20 idle logical clusters (with
+//     -profile-dir, a heap profile of them, logical-idle.heap.pprof), 200
+//     parallel tests each with a cluster of its own; a start from a
+//     snapshot of 10,000 objects against an empty start (with
+//     -profile-dir, a CPU profile, fork.pprof).
 //
 // Usage:
 //

@@ -101,6 +101,7 @@ func runLogical(ctx context.Context, cfg config) (*LogicalResult, error) {
 	}
 	n := float64(max(cfg.LogicalIdle, 1))
 	mem := sampleMemory()
+	cfg.heapProfile("logical-idle")
 	res.IdleHeapMB = float64(mem.Heap-mem0.Heap) / n / (1 << 20)
 	res.IdleRSSMB = float64(processRSS(os.Getpid())-rss0) / n / (1 << 20)
 	res.IdleGoroutine = (mem.Goroutines - mem0.Goroutines) / max(cfg.LogicalIdle, 1)

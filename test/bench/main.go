@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -129,6 +130,24 @@ func (cfg config) profile(name string) (stop func()) {
 	return func() {
 		pprof.StopCPUProfile()
 		f.Close()
+	}
+}
+
+// heapProfile writes a heap profile (live objects, after a GC) to
+// ProfileDir/name.heap.pprof. Without ProfileDir it does nothing.
+func (cfg config) heapProfile(name string) {
+	if cfg.ProfileDir == "" {
+		return
+	}
+	f, err := os.Create(filepath.Join(cfg.ProfileDir, name+".heap.pprof"))
+	if err != nil {
+		logf(cfg, "heap profile %s: %v", name, err)
+		return
+	}
+	defer f.Close()
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		logf(cfg, "heap profile %s: %v", name, err)
 	}
 }
 
