@@ -333,6 +333,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		s.journal = journal.New(cfg.JournalSize)
 	}
 	s.client.KV = s.faults.KV(s.client.KV)
+	if s.embedded != nil || s.shared != nil {
+		// One member, in this process, is the whole cluster.
+		s.client.KV = etcd3.SingleMemberReads(s.client.KV)
+	}
 	seed, template := cfg.Seed, ""
 	if cfg.Etcd != nil && seed == nil && cfg.ResourcesFile == "" {
 		template = bootstrapKey(cfg)

@@ -143,6 +143,44 @@ func BenchmarkList(b *testing.B) {
 	}
 }
 
+// BenchmarkConsistentReads measures the two consistent reads a server
+// makes for kubectl get: an object by name, which reads etcd, and a
+// namespace's list, which the cache serves once it has reached etcd's
+// current revision. Each through a client whose Gets are linearizable
+// (a cluster of several members) and one whose Gets are serializable
+// (etcd3.SingleMemberReads, the embedded member), in the same run.
+func BenchmarkConsistentReads(b *testing.B) {
+	const objects = 1000
+	raw := etcd3test.Start(b)
+	fillEtcd(b, raw, objects)
+	single := clientv3.NewCtxClient(context.Background())
+	single.KV, single.Watcher = etcd3.SingleMemberReads(raw.KV), raw.Watcher
+	for _, tc := range []struct {
+		name   string
+		client *clientv3.Client
+	}{{"reads=linearizable", raw}, {"reads=single-member", single}} {
+		store := etcd3.New(etcd3.Config{Client: tc.client})
+		h := newHarnessOver(b, tc.client, store, store, Config{})
+		b.Run(tc.name+"/get", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := h.c.Get(h.ctx, testPrefix+"ns3/cm-00003", storage.GetOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(tc.name+"/list-namespace", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				l, err := h.c.List(h.ctx, testPrefix+"ns3/", storage.ListOptions{})
+				if err != nil || len(l.Items) != objects/10 {
+					b.Fatalf("%v, %d items", err, len(l.Items))
+				}
+			}
+		})
+	}
+}
+
 // fillEtcd writes n ConfigMaps of about 1 KiB under testPrefix, many per
 // transaction, in the encoding the etcd3 Store stores.
 func fillEtcd(b *testing.B, client *clientv3.Client, n int) {

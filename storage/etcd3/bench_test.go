@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 	"testing"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // BenchmarkEmbeddedClient compares the in-process client (the default)
@@ -34,6 +36,14 @@ func BenchmarkEmbeddedClient(b *testing.B) {
 				b.ReportAllocs()
 				for i := 0; b.Loop(); i++ {
 					if _, err := e.Client.Get(ctx, "/bench/"+strconv.Itoa(i%1000)); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("op=get-serializable", func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					if _, err := e.Client.Get(ctx, "/bench/"+strconv.Itoa(i%1000), clientv3.WithSerializable()); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -89,6 +89,63 @@ func TestStoreUnderPrefix(t *testing.T) {
 	})
 }
 
+// TestStoreSingleMemberReads runs the suite with every Get serializable,
+// as a server over its own member (or a logical cluster over a shared
+// one, namespaced as here) reads: the member is the whole cluster, so
+// its applied state is every acknowledged write.
+func TestStoreSingleMemberReads(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storagetest.Fixture {
+		raw := etcd3test.Start(t)
+		ns := clientv3.NewCtxClient(context.Background())
+		ns.KV = etcd3.SingleMemberReads(namespace.NewKV(raw.KV, "/clusters/1"))
+		store := etcd3.New(etcd3.Config{Client: ns, Watcher: raw.Watcher, WatchPrefix: "/clusters/1"})
+		return storagetest.Fixture{Store: store, Keys: configMaps, Client: ns}
+	})
+}
+
+// recordingKV records the Gets and Dos made through it.
+type recordingKV struct {
+	clientv3.KV
+	gets, dos []clientv3.Op
+}
+
+func (kv *recordingKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	kv.gets = append(kv.gets, clientv3.OpGet(key, opts...))
+	return kv.KV.Get(ctx, key, opts...)
+}
+
+func (kv *recordingKV) Do(ctx context.Context, op clientv3.Op) (clientv3.OpResponse, error) {
+	kv.dos = append(kv.dos, op)
+	return kv.KV.Do(ctx, op)
+}
+
+// TestSingleMemberReadsOnlyGets checks what SingleMemberReads changes:
+// Gets become serializable, and Ready, which must find a leader, still
+// reads linearizably.
+func TestSingleMemberReadsOnlyGets(t *testing.T) {
+	raw := etcd3test.Start(t)
+	ctx := testContext(t)
+	rec := &recordingKV{KV: raw.KV}
+	c := clientv3.NewCtxClient(ctx)
+	c.KV = etcd3.SingleMemberReads(rec)
+	if _, err := c.Put(ctx, "/k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Get(ctx, "/k", clientv3.WithKeysOnly())
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("get after put: %v, %v", resp, err)
+	}
+	if len(rec.gets) != 1 || !rec.gets[0].IsSerializable() || !rec.gets[0].IsKeysOnly() {
+		t.Errorf("the Get was not made serializable with its own options: %+v", rec.gets)
+	}
+	if err := etcd3.Ready(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.dos) != 1 || rec.dos[0].IsSerializable() {
+		t.Errorf("Ready's read was not linearizable: %+v", rec.dos)
+	}
+}
+
 // TestRequestProgressReachesWatch proves Watch and RequestProgress share a
 // gRPC stream: an idle watch asked for progress notifications gets a
 // Bookmark at etcd's current revision after one RequestProgress, long
