@@ -50,7 +50,8 @@
 //     member to ready against a server with a member of its own, the heap,
 //     resident set and goroutines each of 20 idle logical clusters (with
 //     -profile-dir, a heap profile of them, logical-idle.heap.pprof), 200
-//     parallel tests each with a cluster of its own; a start from a
+//     parallel tests each with a cluster of its own (a CPU profile,
+//     logical-parallel.pprof); a start from a
 //     snapshot of 10,000 objects against an empty start (with
 //     -profile-dir, a CPU profile, fork.pprof).
 //

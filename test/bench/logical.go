@@ -113,6 +113,8 @@ func runLogical(ctx context.Context, cfg config) (*LogicalResult, error) {
 	idle = nil
 
 	logf(cfg, "starting %d logical clusters at once", cfg.LogicalParallel)
+	stopProfile := cfg.profile("logical-parallel")
+	defer stopProfile()
 	peak := processRSS(os.Getpid())
 	stopSampling := make(chan struct{})
 	var sampler sync.WaitGroup
