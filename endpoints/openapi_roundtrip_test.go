@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-		"github.com/miniapi/miniapi/registry"
+	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/schema"
 	"k8s.io/kube-openapi/pkg/spec3"
 )
