@@ -14,6 +14,8 @@ import (
 // Names of the built-in controllers, as kube-controller-manager's
 // --controllers flag names them.
 const (
+	// NamespaceControllerName is kube's own controller, run by the
+	// server: it empties a namespace being deleted, then lets it go.
 	NamespaceControllerName = names.NamespaceController
 	GarbageCollectorName    = names.GarbageCollectorController
 	// ServiceAccountControllerName is kube's own controller, run by the
@@ -145,9 +147,6 @@ func New(cfg Config) []Controller {
 		sel, _ = Select(nil)
 	}
 	var out []Controller
-	if sel.Enabled(NamespaceControllerName) {
-		out = append(out, NewNamespaceController(cfg.Registry, log))
-	}
 	if sel.Enabled(GarbageCollectorName) {
 		out = append(out, NewGarbageCollector(cfg.Registry, log))
 	}

@@ -109,8 +109,8 @@ func TestControllersStopCleanly(t *testing.T) {
 	ns := f.namespace("busy")
 	owner := f.create(f.configMaps(), ns, "owner", nil)
 	f.create(f.configMaps(), ns, "dep", map[string]any{"ownerReferences": []any{ownerRef(owner, true)}})
-	f.delete(f.namespaces(), "", ns, "")
-	f.waitGone(f.namespaces(), "", ns)
+	f.delete(f.configMaps(), ns, "owner", "")
+	f.waitGone(f.configMaps(), ns, "dep")
 
 	done := make(chan struct{})
 	go func() {

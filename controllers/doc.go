@@ -1,11 +1,8 @@
-// Package controllers runs the control loops that give deletion its
-// Kubernetes meaning inside miniapi, where kube-controller-manager would
-// run them beside kube-apiserver:
+// Package controllers names the controllers miniapi runs where
+// kube-controller-manager would run them beside kube-apiserver (Names,
+// Select: kube-controller-manager's --controllers), and runs the one
+// still of miniapi's own:
 //
-//   - NamespaceController empties a namespace being deleted (phase
-//     Terminating): it deletes every object of every namespaced type in
-//     it, waits for objects that finalizers hold, then removes its
-//     "kubernetes" spec finalizer so the namespace goes.
 //   - GarbageCollector follows metadata.ownerReferences across all types:
 //     it deletes objects whose owners are gone, deletes the dependents of
 //     an owner deleted in the foreground before letting it go
@@ -13,8 +10,12 @@
 //     the dependents of an owner deleted with propagationPolicy Orphan
 //     (orphan finalizer).
 //
+// The others, the namespace controller among them, are
+// kube-controller-manager's own code, which package server builds over
+// its loopback client.
+//
 // The registry's Delete sets those finalizers and deletionTimestamps; the
-// controllers here remove them. They work on the registry's Stores
+// garbage collector removes them. They work on the registry's Stores
 // in-process, not over HTTP: informers built on Store.Watch (with
 // sendInitialEvents, resuming from the last resourceVersion and listing
 // again after a 410) keep what they need in memory, and writes go through

@@ -109,7 +109,6 @@ func (f *fixture) store(group, plural string) *registry.Store {
 func (f *fixture) configMaps() *registry.Store  { return f.store("", "configmaps") }
 func (f *fixture) namespaces() *registry.Store  { return f.store("", "namespaces") }
 func (f *fixture) widgets() *registry.Store     { return f.store("example.com", "widgets") }
-func (f *fixture) secrets() *registry.Store     { return f.store("", "secrets") }
 func (f *fixture) ctx() context.Context         { return context.Background() }
 func (f *fixture) namespace(name string) string { f.create(f.namespaces(), "", name, nil); return name }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/miniapi/miniapi/controllers"
 	"github.com/miniapi/miniapi/internal/workqueues"
 	"github.com/miniapi/miniapi/registry"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsscheme "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -49,6 +50,8 @@ import (
 	endpointslicemirroringconfig "k8s.io/kubernetes/pkg/controller/endpointslicemirroring/config/v1alpha1"
 	"k8s.io/kubernetes/pkg/controller/job"
 	jobconfig "k8s.io/kubernetes/pkg/controller/job/config/v1alpha1"
+	namespacecontroller "k8s.io/kubernetes/pkg/controller/namespace"
+	namespaceconfig "k8s.io/kubernetes/pkg/controller/namespace/config/v1alpha1"
 	"k8s.io/kubernetes/pkg/controller/podgc"
 	podgcconfig "k8s.io/kubernetes/pkg/controller/podgc/config/v1alpha1"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
@@ -108,6 +111,7 @@ type kubeControllerFunc func(ctx context.Context, k *kubeControllers) (func(cont
 // kubeControllerFuncs are kube-controller-manager's controllers by name
 // (the names controllers.Names lists and the server runs).
 var kubeControllerFuncs = map[string]kubeControllerFunc{
+	names.NamespaceController:                       newNamespaceController,
 	names.ServiceAccountController:                  newServiceAccountController,
 	names.RootCACertificatePublisherController:      newRootCAPublisher,
 	names.DeploymentController:                      newDeploymentController,
@@ -133,6 +137,7 @@ var kubeControllerFuncs = map[string]kubeControllerFunc{
 func kubeControllerDefaults() kcmconfig.KubeControllerManagerConfiguration {
 	var c kcmconfig.KubeControllerManagerConfiguration
 	cmconfig.RecommendedDefaultGenericControllerManagerConfiguration(&c.Generic)
+	namespaceconfig.RecommendedDefaultNamespaceControllerConfiguration(&c.NamespaceController)
 	deploymentconfig.RecommendedDefaultDeploymentControllerConfiguration(&c.DeploymentController)
 	replicasetconfig.RecommendedDefaultReplicaSetControllerConfiguration(&c.ReplicaSetController)
 	statefulsetconfig.RecommendedDefaultStatefulSetControllerConfiguration(&c.StatefulSetController)
@@ -253,6 +258,22 @@ func (k *kubeControllers) metadataInformers() (metadatainformer.SharedInformerFa
 // MinResyncPeriods, at random, so informers do not resync in step.
 func (k *kubeControllers) resyncPeriod() time.Duration {
 	return time.Duration(float64(k.cfg.Generic.MinResyncPeriod.Duration) * (1 + rand.Float64()))
+}
+
+// newNamespaceController builds kube's namespace controller as
+// kube-controller-manager does: it empties a namespace being deleted
+// through the metadata client, resource by resource as discovery lists
+// them, records what is left in the namespace's conditions, and removes
+// its "kubernetes" finalizer through /finalize once nothing is.
+func newNamespaceController(ctx context.Context, k *kubeControllers) (func(context.Context), error) {
+	meta, err := metadata.NewForConfig(k.config)
+	if err != nil {
+		return nil, err
+	}
+	cfg := k.cfg.NamespaceController
+	c := namespacecontroller.NewNamespaceController(ctx, k.client, meta, k.client.Discovery().ServerPreferredNamespacedResources,
+		k.informers.Core().V1().Namespaces(), cfg.NamespaceSyncPeriod.Duration, corev1.FinalizerKubernetes)
+	return func(ctx context.Context) { c.Run(ctx, int(cfg.ConcurrentNamespaceSyncs)) }, nil
 }
 
 func newServiceAccountController(ctx context.Context, k *kubeControllers) (func(context.Context), error) {
