@@ -30,3 +30,21 @@ func LocalAPIService(gv schema.GroupVersion) *apiregistrationv1.APIService {
 		},
 	}
 }
+
+// DiscoveryAPIService returns the APIService kube-apiserver's aggregator
+// orders gv's group and version by in discovery: LocalAPIService's for
+// its own group-versions, and for any other (a CRD's, a resources file's)
+// the one its CRD registration controller registers, with a group
+// priority of 1000 and a version priority of 100.
+func DiscoveryAPIService(gv schema.GroupVersion) *apiregistrationv1.APIService {
+	if s := LocalAPIService(gv); s != nil {
+		return s
+	}
+	return &apiregistrationv1.APIService{
+		ObjectMeta: metav1.ObjectMeta{Name: gv.Version + "." + gv.Group},
+		Spec: apiregistrationv1.APIServiceSpec{
+			Group: gv.Group, Version: gv.Version,
+			GroupPriorityMinimum: 1000, VersionPriority: 100,
+		},
+	}
+}

@@ -9,8 +9,12 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/registry"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	apiregistrationv1helper "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/helper"
 )
 
 // Legacy (unaggregated) discovery documents, with Kubernetes' field names:
@@ -90,9 +94,8 @@ type servedVersion struct {
 	resources []*registry.Resource // ordered by plural
 }
 
-// servedGroups groups a snapshot's resources by group and version:
-// groups by name (core first), versions in Kubernetes' preference order
-// (v2 > v1 > v1beta2 > v1beta1 > v1alpha1 > anything else).
+// servedGroups groups a snapshot's resources by group and version, in
+// kube-apiserver's discovery order (discoveryOrder).
 func servedGroups(snap *registry.Snapshot) []servedGroup {
 	var out []servedGroup
 	for _, res := range snap.Resources() { // ordered by group, version, plural
@@ -107,12 +110,45 @@ func servedGroups(snap *registry.Snapshot) []servedGroup {
 		v := &g.versions[len(g.versions)-1]
 		v.resources = append(v.resources, res)
 	}
-	for i := range out {
-		slices.SortStableFunc(out[i].versions, func(a, b servedVersion) int {
-			return -version.CompareKubeAwareVersionStrings(a.version, b.version)
-		})
+	return discoveryOrder(out)
+}
+
+// discoveryOrder orders groups and their versions as kube-apiserver's
+// aggregator lists them: the core group, then apiregistration.k8s.io
+// (the aggregator's own, always first), then the others by the
+// priorities of their APIServices (builtin.DiscoveryAPIService), sorted
+// by kube-aggregator's own SortedByGroupAndVersion.
+func discoveryOrder(groups []servedGroup) []servedGroup {
+	byGroup := map[string]servedGroup{}
+	var services []*apiregistrationv1.APIService
+	out := make([]servedGroup, 0, len(groups))
+	for _, g := range groups {
+		if g.name == "" || g.name == apiregistrationv1.GroupName {
+			slices.SortStableFunc(g.versions, func(a, b servedVersion) int {
+				return -version.CompareKubeAwareVersionStrings(a.version, b.version)
+			})
+			out = append(out, g)
+			continue
+		}
+		byGroup[g.name] = g
+		for _, v := range g.versions {
+			services = append(services, builtin.DiscoveryAPIService(schema.GroupVersion{Group: g.name, Version: v.version}))
+		}
 	}
-	slices.SortStableFunc(out, func(a, b servedGroup) int { return cmp.Compare(a.name, b.name) })
+	slices.SortStableFunc(out, func(a, b servedGroup) int { return cmp.Compare(a.name, b.name) }) // "" first
+	for _, group := range apiregistrationv1helper.SortedByGroupAndVersion(services) {
+		g := byGroup[group[0].Spec.Group]
+		versions := make([]servedVersion, 0, len(group))
+		for _, s := range group {
+			for _, v := range g.versions {
+				if v.version == s.Spec.Version {
+					versions = append(versions, v)
+				}
+			}
+		}
+		g.versions = versions
+		out = append(out, g)
+	}
 	return out
 }
 

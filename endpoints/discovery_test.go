@@ -211,6 +211,56 @@ func TestAggregatedDiscovery(t *testing.T) {
 	}
 }
 
+// kubeGroupOrder is the order of /apis on kube-apiserver 1.37.1 serving
+// its default groups and one CRD group (example.com), as the reference
+// server answered it (../shared/reference, 2026-11-29), legacy and
+// aggregated alike: its aggregator's own group first, then by the
+// APIServices' group priorities, CRDs' last.
+var kubeGroupOrder = []string{"apiregistration.k8s.io", "apps", "events.k8s.io", "authentication.k8s.io",
+	"authorization.k8s.io", "autoscaling", "batch", "certificates.k8s.io", "networking.k8s.io", "policy",
+	"rbac.authorization.k8s.io", "storage.k8s.io", "admissionregistration.k8s.io", "apiextensions.k8s.io",
+	"scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io", "discovery.k8s.io", "resource.k8s.io",
+	"flowcontrol.apiserver.k8s.io", "storagemigration.k8s.io", "example.com"}
+
+// TestDiscoveryGroupOrder checks that /apis lists groups, and each
+// group its versions, in kube-apiserver's order, in both discovery
+// forms: clients that pick the first group serving a resource name
+// pick what they would on kube.
+func TestDiscoveryGroupOrder(t *testing.T) {
+	f := newFixture(t)
+	r := f.Do("GET", "/apis", nil)
+	var legacy metav1.APIGroupList
+	decodeStrict(t, r.Body, &legacy)
+	var names, autoscaling []string
+	for _, g := range legacy.Groups {
+		names = append(names, g.Name)
+		if g.Name == "autoscaling" {
+			for _, v := range g.Versions {
+				autoscaling = append(autoscaling, v.Version)
+			}
+		}
+	}
+	// The fixture serves no review resources (no authentication), so
+	// neither authentication.k8s.io nor authorization.k8s.io.
+	want := slices.DeleteFunc(slices.Clone(kubeGroupOrder), func(g string) bool {
+		return g == "authentication.k8s.io" || g == "authorization.k8s.io"
+	})
+	if !slices.Equal(names, want) {
+		t.Errorf("legacy /apis groups:\n got %v\nwant %v", names, want)
+	}
+	if !slices.Equal(autoscaling, []string{"v2", "v1"}) {
+		t.Errorf("autoscaling versions %v, want [v2 v1]", autoscaling)
+	}
+	apis, _ := f.aggregated("/apis")
+	names = nil
+	for _, g := range apis.Items {
+		names = append(names, g.Name)
+	}
+	if !slices.Equal(names, want) {
+		t.Errorf("aggregated /apis groups:\n got %v\nwant %v", names, want)
+	}
+}
+
 // TestDiscoveryNegotiation checks which Accept headers get the aggregated
 // document: only JSON with apidiscovery.k8s.io/v2 APIGroupDiscoveryList,
 // when it is the best clause miniapi can answer.
