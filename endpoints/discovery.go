@@ -175,12 +175,16 @@ func legacyGroup(g servedGroup) apiGroup {
 // them.
 func legacyResourceList(group string, v servedVersion) apiResourceList {
 	list := apiResourceList{Kind: "APIResourceList", APIVersion: "v1", GroupVersion: groupVersionString(group, v.version), Resources: []apiResource{}}
+	if group == "" {
+		// As kube-apiserver writes /api/v1: without an apiVersion.
+		list.APIVersion = ""
+	}
 	for _, res := range v.resources {
 		t := &res.Type
 		list.Resources = append(list.Resources, apiResource{
 			Name: t.Plural, SingularName: t.Singular, Namespaced: t.Namespaced, Kind: t.Kind,
 			Verbs: verbsOf(t), ShortNames: t.ShortNames, Categories: t.Categories,
-			StorageVersionHash: storageVersionHash(t.Group, t.Version, t.Kind),
+			StorageVersionHash: storageVersionHash(t),
 		})
 		for _, sr := range discoverableSubresources(t) {
 			kind := sr.Kind
@@ -216,12 +220,26 @@ func builtinKind(t *registry.Type) bool {
 	return ok
 }
 
-// storageVersionHash identifies the version objects are stored in, for
-// storage migration tools: as kube-apiserver computes it, the first 8
-// bytes of the SHA-256 of "group/version/kind", base64-encoded. miniapi
-// stores each type in its one served version.
-func storageVersionHash(group, version, kind string) string {
-	sum := sha256.Sum256([]byte(group + "/" + version + "/" + kind))
+// storageVersionHash identifies the version t's objects are stored in,
+// for storage migration tools, as kube-apiserver computes it: the first
+// 8 bytes of the SHA-256 of the storage "group/version/kind",
+// base64-encoded. A type with a storage version of its own (a CRD's
+// other versions, autoscaling/v1 HorizontalPodAutoscalers stored as v2,
+// events.k8s.io Events stored as core Events) hashes that one; a
+// resource nothing is stored for (bindings, the reviews) has none.
+func storageVersionHash(t *registry.Type) string {
+	if registry.IsVirtual(t) {
+		return ""
+	}
+	group, version := t.Group, t.Version
+	if sv := t.StorageAPIVersion(); sv != "" {
+		gv, err := schema.ParseGroupVersion(sv)
+		if err != nil {
+			return ""
+		}
+		group, version = gv.Group, gv.Version
+	}
+	sum := sha256.Sum256([]byte(group + "/" + version + "/" + t.Kind))
 	return base64.StdEncoding.EncodeToString(sum[:8])
 }
 

@@ -68,6 +68,10 @@ func TestLegacyDiscovery(t *testing.T) {
 		}},
 		{"/api/v1", func(t *testing.T, b []byte) {
 			list := resourceListOf(t, b, "v1")
+			// As kube-apiserver 1.37.1 answers it: no apiVersion.
+			if bytes.Contains(b, []byte(`"apiVersion"`)) {
+				t.Errorf("/api/v1 has an apiVersion: %.120s", b)
+			}
 			ns := list["namespaces"]
 			if ns.Namespaced || ns.SingularName != "namespace" || ns.Kind != "Namespace" ||
 				!slices.Equal(ns.ShortNames, []string{"ns"}) || !slices.Equal(ns.Verbs, noCollectionDeleteVerbs) || ns.StorageVersionHash == "" {
@@ -258,6 +262,28 @@ func TestDiscoveryGroupOrder(t *testing.T) {
 	}
 	if !slices.Equal(names, want) {
 		t.Errorf("aggregated /apis groups:\n got %v\nwant %v", names, want)
+	}
+}
+
+// TestStorageVersionHash checks discovery's storageVersionHash against
+// kube-apiserver 1.37.1's answers for the same resources (the reference
+// server, 2026-11-29): from the version objects are stored in, which is
+// not always the one served, and none for resources nothing is stored
+// for.
+func TestStorageVersionHash(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct{ gv, path, resource, want string }{
+		{"v1", "/api/v1", "configmaps", "qFsyl6wFWjQ="},
+		{"v1", "/api/v1", "bindings", ""},
+		{"v1", "/api/v1", "componentstatuses", ""},
+		{"autoscaling/v1", "/apis/autoscaling/v1", "horizontalpodautoscalers", "qwQve8ut294="}, // stored as v2
+		{"events.k8s.io/v1", "/apis/events.k8s.io/v1", "events", "r2yiGXH7wu8="},               // stored as core v1 Events
+	} {
+		r := f.Do("GET", tc.path, nil)
+		res, ok := resourceListOf(t, r.Body, tc.gv)[tc.resource]
+		if !ok || res.StorageVersionHash != tc.want {
+			t.Errorf("%s %s: storageVersionHash %q (listed: %v), want %q", tc.gv, tc.resource, res.StorageVersionHash, ok, tc.want)
+		}
 	}
 }
 
