@@ -18,22 +18,30 @@ const widgetCRDSchema = `{"type":"object","properties":{"spec":{"type":"object",
 		"color":{"type":"string","enum":["red","blue"]}}},
 	"status":{"type":"object","properties":{"ready":{"type":"boolean"}}}}}`
 
+// widgetStore serves widgetCRDSchema's Widgets through SchemaStrategy,
+// as a CRD's type is served, with a namespace ns1 to create them in.
+func widgetStore(t testing.TB) *Store {
+	t.Helper()
+	reg := newEtcdRegistry(t, Config{})
+	widgets := Type{Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets", Namespaced: true,
+		Schema: json.RawMessage(widgetCRDSchema), Strategy: GenericStrategy{Status: true}}
+	widgets.Strategy = SchemaStrategy(schema.MustCompile([]byte(widgetCRDSchema)), &widgets)
+	if err := reg.Add(widgets); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := storeOf(t, reg, "namespaces").Create(context.Background(), "", []byte(`{"metadata":{"name":"ns1"}}`), CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := reg.Snapshot().Lookup("example.com", "v1", "widgets")
+	return res.Store
+}
+
 // TestSchemaStrategy drives a Store whose type uses SchemaStrategy, as a
 // CRD's types do: defaults and pruning on write, kube's 422 on invalid
 // objects, transition rules on update.
 func TestSchemaStrategy(t *testing.T) {
 	ctx := context.Background()
-	reg := newEtcdRegistry(t, Config{})
-	sch := schema.MustCompile([]byte(widgetCRDSchema))
-	widgets := Type{Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets", Namespaced: true,
-		Schema: json.RawMessage(widgetCRDSchema), Strategy: GenericStrategy{Status: true}}
-	widgets.Strategy = SchemaStrategy(sch, &widgets)
-	if err := reg.Add(widgets); err != nil {
-		t.Fatal(err)
-	}
-	mustCreate(t, storeOf(t, reg, "namespaces"), "", `{"metadata":{"name":"ns1"}}`)
-	res, _ := reg.Snapshot().Lookup("example.com", "v1", "widgets")
-	s := res.Store
+	s := widgetStore(t)
 
 	w := mustCreate(t, s, "ns1", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"red","extra":1}}`)
 	if got := string(w.Fields["spec"]); got != `{"color":"red","replicas":1}` {
@@ -178,18 +186,7 @@ func TestSchemaStrategyStatusDefaults(t *testing.T) {
 // rules, encoding) against the baseline any server pays, decoding the
 // body as generic JSON and encoding it again.
 func BenchmarkSchemaStrategyCreate(b *testing.B) {
-	reg := newEtcdRegistry(b, Config{})
-	sch := schema.MustCompile([]byte(widgetCRDSchema))
-	widgets := Type{Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets", Namespaced: true,
-		Schema: json.RawMessage(widgetCRDSchema), Strategy: GenericStrategy{Status: true}}
-	widgets.Strategy = SchemaStrategy(sch, &widgets)
-	if err := reg.Add(widgets); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := storeOf(b, reg, "namespaces").Create(context.Background(), "", []byte(`{"metadata":{"name":"ns1"}}`), CreateOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	res, _ := reg.Snapshot().Lookup("example.com", "v1", "widgets")
+	store := widgetStore(b)
 	body := []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","labels":{"app":"x"}},"spec":{"color":"red","replicas":2}}`)
 	b.Run("baseline", func(b *testing.B) {
 		b.ReportAllocs()
@@ -207,7 +204,7 @@ func BenchmarkSchemaStrategyCreate(b *testing.B) {
 		b.ReportAllocs()
 		ctx := context.Background()
 		for b.Loop() {
-			if _, err := res.Store.Create(ctx, "ns1", body, CreateOptions{DryRun: true}); err != nil {
+			if _, err := store.Create(ctx, "ns1", body, CreateOptions{DryRun: true}); err != nil {
 				b.Fatal(err)
 			}
 		}
