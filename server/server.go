@@ -266,6 +266,12 @@ type Server struct {
 	background       sync.WaitGroup
 
 	stopWatches chan struct{}
+	// drained closes once no request is in flight, remote or in
+	// process: kube's InFlightRequestsDrained, when admission plugins
+	// stop their workers (the quota evaluator's; a write still in flight
+	// would wait out its 10 s timeout for them).
+	drained     chan struct{}
+	drainedOnce sync.Once
 	serveDone   chan struct{}
 	serveErr    error
 	shutdown    sync.Once
@@ -279,7 +285,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	routeKlog(log)
-	s := &Server{log: log, cfg: cfg, stopWatches: make(chan struct{}), serveDone: make(chan struct{})}
+	s := &Server{log: log, cfg: cfg, stopWatches: make(chan struct{}), drained: make(chan struct{}), serveDone: make(chan struct{})}
 	// The built-in kinds' merge schema, needed by the first write, takes
 	// a few milliseconds to decode (~90 ms to build where the stored one
 	// does not apply, see builtin). On a new data directory that write
@@ -309,6 +315,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			if s.inProcess != nil {
 				s.inProcess.close()
 			}
+			s.drain()
 			s.closeStorage()
 			s.audit.close()
 		}
@@ -741,10 +748,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		s.stopBackground()
 		s.inProcess.close()
+		s.drain()
 		err = errors.Join(err, s.closeStorage(), s.audit.close())
 	})
 	return err
 }
+
+// drain closes drained: call it once no request can be in flight.
+func (s *Server) drain() { s.drainedOnce.Do(func() { close(s.drained) }) }
 
 // startCompactor runs the history compactor in the background until
 // ctx ends.

@@ -90,7 +90,7 @@ func (s *Server) newAdmission(cfg Config) error {
 		Enable:          cfg.EnableAdmissionPlugins,
 		Disable:         cfg.DisableAdmissionPlugins,
 		ConfigFile:      cfg.AdmissionControlConfigFile,
-		Drained:         s.stopWatches,
+		Drained:         s.drained,
 		APIServerID:     s.id,
 		Converter: func(t *registry.Type) (admission.VersionConverter, error) {
 			c, err := s.converters.For(t)
