@@ -224,3 +224,35 @@ func deny(msg string) admission.HandlerFunc {
 
 // allow admits every request.
 func allow(context.Context, admission.Request) admission.Response { return admission.Allowed("") }
+
+// TestWebhookFirstWriteAfterConfig: a cluster builds kube's webhook
+// plugins only once it holds a configuration for them (lazyWebhook);
+// the first write after the configuration's is judged by it, with no
+// retry, for both plugins.
+func TestWebhookFirstWriteAfterConfig(t *testing.T) {
+	t.Parallel()
+	hooks := startHookServer(t, map[string]admission.HandlerFunc{"/deny": deny("first")})
+	e := startEnv(t, "validating", "mutating")
+	ctx := t.Context()
+	cc := admissionregistrationv1.WebhookClientConfig{URL: hooks.url("/deny"), CABundle: hooks.ca}
+	want := `admission webhook "%s" denied the request: first`
+	for _, ns := range []string{"validating", "mutating"} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before"}}
+		if _, err := e.cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("%s, before any webhook: %v", ns, err)
+		}
+		name := ns + ".example.com"
+		if ns == "validating" {
+			e.addValidating(t, ctx, validating(name, ns, cc))
+		} else {
+			e.addMutating(t, ctx, mutating(name, ns, cc))
+		}
+		start := time.Now()
+		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after"}}
+		_, err := e.cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+		if err := refusedWith(fmt.Sprintf(want, name))(nil, err); err != nil {
+			t.Fatalf("%s, the first write after the configuration: %v", ns, err)
+		}
+		t.Logf("%s: first write refused in %v", ns, time.Since(start))
+	}
+}
