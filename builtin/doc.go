@@ -29,7 +29,7 @@
 //	}
 //	h := endpoints.New(endpoints.Config{Registry: reg, OpenAPI: &builtin.OpenAPI{}})
 //	... // serve, then
-//	err := svcs.Start(ctx, client.NetworkingV1(), serviceCIDRs, ipAddresses)
+//	err := svcs.Start(ctx, client.NetworkingV1(), serviceCIDRs, ipAddresses, nil)
 //	defer svcs.Destroy()
 //
 // docs/resource-types.md lists the served resources; TestBuiltinTypesDoc

@@ -70,19 +70,24 @@ func NewServices(cfg ServicesConfig) *Services {
 
 // Start builds the allocators over client (the server's own API) and
 // informers of its ServiceCIDRs and IPAddresses, which the caller starts
-// and stops. It must be called once; Destroy releases what it started.
+// and stops, calls built (if not nil) once they are built, and returns
+// once the ClusterIP allocator can allocate. It must be called once;
+// Destroy releases what it started.
 func (s *Services) Start(ctx context.Context, client networkingclient.NetworkingV1Interface,
-	serviceCIDRs networkinginformers.ServiceCIDRInformer, ipAddresses networkinginformers.IPAddressInformer) error {
+	serviceCIDRs networkinginformers.ServiceCIDRInformer, ipAddresses networkinginformers.IPAddressInformer, built func()) error {
 	defer close(s.ready)
-	s.rest, s.err = s.build(ctx, client, serviceCIDRs, ipAddresses)
+	s.rest, s.err = s.build(ctx, client, serviceCIDRs, ipAddresses, built)
 	return s.err
 }
 
 func (s *Services) build(ctx context.Context, client networkingclient.NetworkingV1Interface,
-	serviceCIDRs networkinginformers.ServiceCIDRInformer, ipAddresses networkinginformers.IPAddressInformer) (*servicestore.REST, error) {
+	serviceCIDRs networkinginformers.ServiceCIDRInformer, ipAddresses networkinginformers.IPAddressInformer, built func()) (*servicestore.REST, error) {
 	family := s.primaryFamily()
 	// As kube-apiserver 1.37: IPAddress objects alone, no bitmap.
 	ips, err := ipallocator.NewMetaAllocator(client, serviceCIDRs, ipAddresses, family == core.IPv6Protocol, nil)
+	if built != nil {
+		built()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("builtin: cluster IP allocator: %w", err)
 	}
@@ -112,9 +117,10 @@ func (s *Services) build(ctx context.Context, client networkingclient.Networking
 // at once after a start were refused so. A dry run takes no address;
 // a full range means the allocator is built.
 func allocatorReady(ctx context.Context, ips *ipallocator.MetaAllocator) error {
-	// From 1 ms, doubling to 100 ms: it is built within milliseconds,
-	// unless its ServiceCIDR is not ready (then not before it is).
-	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+	// From 1 ms, doubling to 10 ms: it is built within milliseconds,
+	// unless its ServiceCIDR is not ready (then not before it is), and
+	// a server is not ready before it (a dry run costs microseconds).
+	for wait := time.Millisecond; ; wait = min(2*wait, 10*time.Millisecond) {
 		_, err := ips.DryRun().AllocateNext()
 		if err == nil || errors.Is(err, ipallocator.ErrFull) {
 			return nil

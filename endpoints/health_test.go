@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+
+	"k8s.io/apiserver/pkg/server/healthz"
 )
 
 // TestHealthChecks serves /healthz, /livez and /readyz as kube-apiserver
@@ -77,5 +79,55 @@ func TestHealthChecks(t *testing.T) {
 		if code, body := get(c.path); code != c.code || body != c.body {
 			t.Errorf("with etcd down, GET %s = %d %q, want %d %q", c.path, code, body, c.code, c.body)
 		}
+	}
+}
+
+// TestHealthChecksPostStart: a post-start check is in all three, fails
+// them until it passes, and the readiness-only checks are in /readyz
+// alone, first and last.
+func TestHealthChecksPostStart(t *testing.T) {
+	f := newFixture(t)
+	var done atomic.Bool
+	hook := healthz.NamedCheck("poststarthook/rbac/bootstrap-roles", func(*http.Request) error {
+		if !done.Load() {
+			return errors.New("not finished")
+		}
+		return nil
+	})
+	srv := httptest.NewServer(New(Config{Registry: f.reg, Ready: func(context.Context) error { return nil }, Checks: HealthChecks{
+		PostStart:  []healthz.HealthChecker{hook},
+		ReadyFirst: []healthz.HealthChecker{healthz.NamedCheck("informer-sync", func(*http.Request) error { return nil })},
+		ReadyLast:  []healthz.HealthChecker{healthz.NamedCheck("shutdown", func(*http.Request) error { return nil })},
+	}}))
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, string(b)
+	}
+	for _, c := range []struct {
+		path string
+		code int
+		body string
+	}{
+		{"/readyz?verbose", 500, "[+]ping ok\n[+]etcd ok\n[+]etcd-readiness ok\n[+]informer-sync ok\n[-]poststarthook/rbac/bootstrap-roles failed: reason withheld\n[+]shutdown ok\nreadyz check failed\n"},
+		{"/livez", 500, "[+]ping ok\n[+]etcd ok\n[-]poststarthook/rbac/bootstrap-roles failed: reason withheld\nlivez check failed\n"},
+		{"/healthz/poststarthook/rbac/bootstrap-roles", 500, "internal server error: not finished\n"},
+	} {
+		if code, body := get(c.path); code != c.code || body != c.body {
+			t.Errorf("GET %s = %d %q, want %d %q", c.path, code, body, c.code, c.body)
+		}
+	}
+	done.Store(true)
+	if code, body := get("/livez?verbose"); code != 200 || body != "[+]ping ok\n[+]etcd ok\n[+]poststarthook/rbac/bootstrap-roles ok\nlivez check passed\n" {
+		t.Errorf("GET /livez?verbose = %d %q once the hook is done", code, body)
 	}
 }

@@ -24,6 +24,11 @@ type Config struct {
 	// /healthz, /livez and /readyz fail while it errs. Nil leaves them
 	// out.
 	Ready func(ctx context.Context) error
+	// Checks are more health checks, after the etcd ones: PostStart in
+	// /healthz, /livez and /readyz (kube-apiserver's post-start hooks,
+	// which its --livez-grace-period of 0 puts in all three), ReadyOnly
+	// in /readyz only, first (informer-sync) and last (shutdown).
+	Checks HealthChecks
 	// Handlers configures the resource handlers; its Registry and Logger
 	// are filled from this Config.
 	Handlers handlers.Config
@@ -46,6 +51,7 @@ type server struct {
 	reg      *registry.Registry
 	log      *slog.Logger
 	readyFn  func(ctx context.Context) error
+	checks   HealthChecks
 	handlers *handlers.Handler
 	// discovery and openapi hold the documents of the latest registry
 	// snapshot, rebuilt when the registry changes.
@@ -60,7 +66,7 @@ func New(cfg Config) http.Handler {
 	}
 	hc := cfg.Handlers
 	hc.Registry, hc.Logger = cfg.Registry, cfg.Logger
-	s := &server{reg: cfg.Registry, log: cfg.Logger, readyFn: cfg.Ready, handlers: handlers.New(hc)}
+	s := &server{reg: cfg.Registry, log: cfg.Logger, readyFn: cfg.Ready, checks: cfg.Checks, handlers: handlers.New(hc)}
 	s.openapi.defs = cfg.OpenAPI
 	if s.openapi.defs == nil {
 		s.openapi.defs = noDefinitions{}

@@ -115,6 +115,7 @@ func (s *Server) startFlowControl(ctx, bg context.Context, fc *flowControl) erro
 		case <-time.After(time.Second):
 		}
 	}
+	s.hooks.flowControl.finish()
 	s.background.Go(func() {
 		t := time.NewTicker(time.Minute)
 		defer t.Stop()

@@ -223,6 +223,7 @@ func (s *Server) startSecurity(ctx, bg context.Context, sec *security) error {
 	if !cache.WaitFor(ctx, "", synced...) {
 		return fmt.Errorf("server: the RBAC informers did not fill: %w", ctx.Err())
 	}
+	s.hooks.bootstrapRoles.finish()
 	return nil
 }
 

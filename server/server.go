@@ -266,6 +266,8 @@ type Server struct {
 	background       sync.WaitGroup
 
 	stopWatches chan struct{}
+	// hooks are the post-start hooks /readyz waits for.
+	hooks postStartHooks
 	// drained closes once no request is in flight, remote or in
 	// process: kube's InFlightRequestsDrained, when admission plugins
 	// stop their workers (the quota evaluator's; a write still in flight
@@ -455,6 +457,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		s.flowControl = newFlowControl(client, readOnly+mutating, s.objects.stats)
 		owned()
 	}
+	s.newPostStartHooks()
 	if s.audit, err = newAuditing(cfg.Audit); err != nil {
 		return nil, err
 	}
@@ -474,6 +477,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		Registry: s.reg,
 		Logger:   log,
 		Ready:    func(ctx context.Context) error { return etcd3.Ready(ctx, s.client) },
+		Checks:   s.healthChecks(),
 		Handlers: handlers.Config{ShutdownWatches: s.stopWatches, Authorizer: authz},
 		OpenAPI:  s.openAPI(),
 
@@ -506,16 +510,19 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			s.serveErr = err
 		}
 	}()
-	if err := s.startPostStart(ctx, bg); err != nil {
+	// The Service controllers first: they run in the background, and
+	// kube's default ServiceCIDR controller, which /readyz waits for,
+	// polls its informer every 100 ms.
+	if err := s.startServices(bg, svcs, cfg); err != nil {
 		return nil, err
 	}
-	if err := s.startServices(bg, svcs, cfg); err != nil {
+	if err := s.startPostStart(ctx, bg); err != nil {
 		return nil, err
 	}
 	if err := s.startAPIServices(bg, local); err != nil {
 		return nil, err
 	}
-	if template != "" && seed == nil {
+	if template != "" && seed == nil && s.awaitBootstrap(ctx) {
 		// The bootstrap objects are all written now, and nothing
 		// else yet: the next logical cluster like this one starts
 		// from them.

@@ -15,6 +15,8 @@ import (
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
 	"github.com/miniapi/miniapi/storage/etcd3"
+	networkingv1 "k8s.io/api/networking/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/discovery"
 	networkinginformers "k8s.io/client-go/informers/networking/v1"
@@ -126,26 +128,71 @@ func (s *Server) startServices(ctx context.Context, svcs *builtin.Services, cfg 
 		PublicServicePort:  port,
 	}, client, services)
 
+	// kube-apiserver runs the three as post-start hooks at once. Its
+	// default ServiceCIDR controller's Start returns once the default
+	// ServiceCIDR is in place and Ready, but finds out by polling an
+	// informer of its own every 100 ms: the hook is done as soon as the
+	// informer here holds what that Start waits for.
+	if _, err := serviceCIDRs.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { s.defaultServiceCIDRReady(obj) },
+		UpdateFunc: func(_, obj any) { s.defaultServiceCIDRReady(obj) },
+	}); err != nil {
+		return err
+	}
 	for _, inf := range []cache.SharedIndexInformer{serviceCIDRs.inf, ipAddresses.inf} {
 		s.background.Go(func() { inf.RunWithContext(ctx) })
 	}
 	s.background.Go(func() {
-		defer svcs.Destroy()
-		// Blocks until the default ServiceCIDR exists.
 		defaultservicecidr.NewController(cidr, net.IPNet{}, client).Start(ctx)
-		owned := workqueues.Own(&s.queues)
-		err := svcs.Start(ctx, client.NetworkingV1(), serviceCIDRs, ipAddresses)
+		s.hooks.serviceCIDR.finish()
+	})
+	s.background.Go(func() {
+		defer svcs.Destroy()
+		// kube's allocator waits for these informers by polling them
+		// every 100 ms: built once they have synced, it finds them so
+		// at once.
+		if !cache.WaitFor(ctx, "", serviceCIDRs.inf.HasSyncedChecker(), ipAddresses.inf.HasSyncedChecker()) {
+			return
+		}
+		// Start waits until the allocator can allocate: until the
+		// default ServiceCIDR exists. Own is process-wide: held only
+		// while the allocator's queue is made, not while it waits,
+		// which would hold up every other server's start.
+		owned := sync.OnceFunc(workqueues.Own(&s.queues))
+		err := svcs.Start(ctx, client.NetworkingV1(), serviceCIDRs, ipAddresses, owned)
 		owned()
 		if err != nil {
 			if ctx.Err() == nil { // not a shutdown during start-up
 				s.log.Error("server: Services cannot be allocated addresses", "err", err)
+				s.hooks.serviceIPRepair.fail(err)
 			}
 			return
 		}
-		kubernetesService.Start(ctx.Done())
+		s.hooks.serviceIPRepair.finish()
 		<-ctx.Done()
 	})
+	s.background.Go(func() {
+		// Its Start waits for the Services informer by polling it
+		// every 100 ms: started once it has synced, it finds it so at
+		// once. Its controller creates the Service once /readyz
+		// answers ok.
+		if !cache.WaitFor(ctx, "", services.Informer().HasSyncedChecker()) {
+			return
+		}
+		kubernetesService.Start(ctx.Done())
+		s.hooks.serviceController.finish()
+	})
 	return nil
+}
+
+// defaultServiceCIDRReady finishes the default ServiceCIDR's hook once
+// obj is that ServiceCIDR, Ready.
+func (s *Server) defaultServiceCIDRReady(obj any) {
+	c, ok := obj.(*networkingv1.ServiceCIDR)
+	if ok && c.Name == defaultservicecidr.DefaultServiceCIDRName &&
+		apimeta.IsStatusConditionTrue(c.Status.Conditions, networkingv1.ServiceCIDRConditionReady) {
+		s.hooks.serviceCIDR.finish()
+	}
 }
 
 // loopbackClient is the kubernetes.Interface kube's controllers get

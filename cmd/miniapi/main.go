@@ -200,6 +200,12 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	// Announce the server once /readyz would say it is ready.
+	if err := srv.WaitReady(ctx); err != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return errors.Join(err, srv.Shutdown(sctx))
+	}
 	// The kubeconfig exists before the first line announces the server,
 	// so whoever reads that line can use it at once.
 	kubeconfig, err := writeKubeconfig(srv, o)
