@@ -171,9 +171,12 @@ func TestKubeControllers(t *testing.T) {
 			}
 			return true, nil
 		})
-		if _, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{}); err != nil {
-			t.Errorf("the default ServiceAccount: %v", err)
-		}
+		// The ServiceAccount controller is another controller, on
+		// its own schedule: the ConfigMap says nothing of it.
+		waitFor(t, ctx, "the default ServiceAccount", func() (bool, error) {
+			_, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+			return err == nil, err
+		})
 	})
 
 	t.Run("resource quota", func(t *testing.T) {
