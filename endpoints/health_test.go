@@ -26,19 +26,7 @@ func TestHealthChecks(t *testing.T) {
 		return nil
 	}}))
 	defer srv.Close()
-	get := func(path string) (int, string) {
-		t.Helper()
-		resp, err := http.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, string(b)
-	}
+	get := getter(t, srv.URL)
 	for _, c := range []struct {
 		path string
 		code int
@@ -100,19 +88,7 @@ func TestHealthChecksPostStart(t *testing.T) {
 		ReadyLast:  []healthz.HealthChecker{healthz.NamedCheck("shutdown", func(*http.Request) error { return nil })},
 	}}))
 	defer srv.Close()
-	get := func(path string) (int, string) {
-		t.Helper()
-		resp, err := http.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, string(b)
-	}
+	get := getter(t, srv.URL)
 	for _, c := range []struct {
 		path string
 		code int
@@ -129,5 +105,23 @@ func TestHealthChecksPostStart(t *testing.T) {
 	done.Store(true)
 	if code, body := get("/livez?verbose"); code != 200 || body != "[+]ping ok\n[+]etcd ok\n[+]poststarthook/rbac/bootstrap-roles ok\nlivez check passed\n" {
 		t.Errorf("GET /livez?verbose = %d %q once the hook is done", code, body)
+	}
+}
+
+// getter returns a function that GETs a path of the server at url and
+// returns the status code and body.
+func getter(t *testing.T, url string) func(path string) (int, string) {
+	return func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, string(b)
 	}
 }
