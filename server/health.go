@@ -66,6 +66,17 @@ type postStartHooks struct {
 	serviceIPRepair, bootstrapRoles, flowControl, serviceController, serviceCIDR *postStartHook
 }
 
+// all are the hooks the configuration has, in kube-apiserver's order.
+func (h *postStartHooks) all() []*postStartHook {
+	var out []*postStartHook
+	for _, hook := range []*postStartHook{h.serviceIPRepair, h.bootstrapRoles, h.flowControl, h.serviceController, h.serviceCIDR} {
+		if hook != nil {
+			out = append(out, hook)
+		}
+	}
+	return out
+}
+
 // newPostStartHooks names the hooks of what s will do after it serves.
 func (s *Server) newPostStartHooks() {
 	h := &s.hooks
@@ -84,13 +95,10 @@ func (s *Server) newPostStartHooks() {
 // informers synced (readiness only, as kube's informer-sync), the
 // post-start hooks, and shutdown not begun (readiness only).
 func (s *Server) healthChecks() endpoints.HealthChecks {
-	h := &s.hooks
 	var c endpoints.HealthChecks
 	c.ReadyFirst = []healthz.HealthChecker{healthz.NewInformerSyncHealthz(s.informers)}
-	for _, hook := range []*postStartHook{h.serviceIPRepair, h.bootstrapRoles, h.flowControl, h.serviceController, h.serviceCIDR} {
-		if hook != nil {
-			c.PostStart = append(c.PostStart, hook)
-		}
+	for _, hook := range s.hooks.all() {
+		c.PostStart = append(c.PostStart, hook)
 	}
 	c.ReadyLast = []healthz.HealthChecker{healthz.NewShutdownHealthz(s.stopWatches)}
 	return c
@@ -100,11 +108,7 @@ func (s *Server) healthChecks() endpoints.HealthChecks {
 // (Start returns before the Service controllers' part of it), with the
 // error of a part that failed, or with ctx's.
 func (s *Server) WaitReady(ctx context.Context) error {
-	h := &s.hooks
-	for _, hook := range []*postStartHook{h.serviceIPRepair, h.bootstrapRoles, h.flowControl, h.serviceController, h.serviceCIDR} {
-		if hook == nil {
-			continue
-		}
+	for _, hook := range s.hooks.all() {
 		select {
 		case <-hook.done:
 			if hook.err != nil {
