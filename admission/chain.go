@@ -161,6 +161,11 @@ func New(cfg Config) (*Chain, error) {
 			p.register(all)
 			continue
 		}
+		// The plugin reads namespaces too; built after the informers
+		// start, it could not ask for their informer itself.
+		if slices.Contains(names, p.name) {
+			cfg.Informers.Core().V1().Namespaces().Informer()
+		}
 		all.Register(p.name, func(io.Reader) (kadmission.Interface, error) {
 			return &lazyWebhook{build: func() (kadmission.Interface, error) {
 				h, err := kube.InitPlugin(p.name, nil, initializers)
@@ -210,12 +215,8 @@ func New(cfg Config) (*Chain, error) {
 		switch n {
 		case validatingwebhook.PluginName:
 			watch(n, "validatingwebhookconfigurations", v1.ValidatingWebhookConfigurations().Informer())
-			// A lazyWebhook's plugin reads namespaces too; it is
-			// built after the informers start.
-			cfg.Informers.Core().V1().Namespaces().Informer()
 		case mutatingwebhook.PluginName:
 			watch(n, "mutatingwebhookconfigurations", v1.MutatingWebhookConfigurations().Informer())
-			cfg.Informers.Core().V1().Namespaces().Informer()
 		case validatingpolicy.PluginName:
 			watch(n, "validatingadmissionpolicies", v1.ValidatingAdmissionPolicies().Informer())
 			watch(n, "validatingadmissionpolicybindings", v1.ValidatingAdmissionPolicyBindings().Informer())
