@@ -31,9 +31,9 @@ const (
 )
 
 // builtins are the built-in controllers, in the order they start, each
-// with the aliases kube-controller-manager accepts for it. The first two
-// are miniapi's own (New builds them); the server runs the others, which
-// are kube-controller-manager's, from k8s.io/kubernetes/pkg/controller.
+// with the aliases kube-controller-manager accepts for it. The garbage
+// collector is miniapi's own (New builds it); the server runs the others,
+// which are kube-controller-manager's, from k8s.io/kubernetes/pkg/controller.
 var builtins = []struct {
 	name    string
 	aliases []string

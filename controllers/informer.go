@@ -235,10 +235,14 @@ func (s *informerSet) run(ctx context.Context, in *informer) {
 	in.run(ctx)
 }
 
-// caughtUp reports whether every informer in the set has caught up.
+// caughtUp reports whether every informer in the set has caught up; an
+// empty set has not started yet (every controller follows some type).
 func (s *informerSet) caughtUp() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.all) == 0 {
+		return false
+	}
 	for in := range s.all {
 		if !in.caughtUp() {
 			return false

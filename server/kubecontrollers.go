@@ -94,10 +94,15 @@ type kubeControllers struct {
 	// for it before they add informers of their own.
 	informersStarted chan struct{}
 	// built is closed once every selected controller is built and
-	// running: Shutdown waits for it before it cancels them, since a
-	// controller built against a server going away fails after making
-	// work queues only its Run would shut down.
+	// running (ours too), or once stopping came before building began: Shutdown
+	// waits for it before it cancels them, since a controller built
+	// against a server going away fails after making work queues only
+	// its Run would shut down.
 	built chan struct{}
+	// mu guards building and stopping: a stop that comes first means
+	// building never begins, so it has nothing to wait for.
+	mu                 sync.Mutex
+	building, stopping bool
 	// queues counts the server's work queues: a controller built after
 	// the others (resourcequota) makes its queues in a workqueues.Own
 	// call of its own.
@@ -155,13 +160,16 @@ func kubeControllerDefaults() kcmconfig.KubeControllerManagerConfiguration {
 	return c
 }
 
-// startKubeControllers builds the selected controllers of
-// kube-controller-manager and runs each, until ctx ends, on a goroutine
-// the server's background group owns. They are built on one of those
-// goroutines too: building starts their informers, whose lists would
-// otherwise delay the server's readiness, which does not depend on them
-// (kube-apiserver's does not wait for kube-controller-manager either).
-func (s *Server) startKubeControllers(ctx context.Context, sel controllers.Selection) {
+// startControllers runs the selected built-in controllers, ours
+// (s.controllers) and kube-controller-manager's, each until ctx ends on
+// a goroutine the server's background group owns; Shutdown waits for
+// them before it closes the registry and storage they use. kube's are
+// built on one of those goroutines too. All start once the server is
+// ready, as kube-controller-manager starts once kube-apiserver is
+// healthy: their informers' first lists (every Pod, ReplicaSet, ...
+// stored) would otherwise compete with the post-start work readiness
+// waits for.
+func (s *Server) startControllers(ctx context.Context, sel controllers.Selection) {
 	k := &kubeControllers{
 		reg:              s.reg,
 		client:           s.sec.client,
@@ -176,6 +184,16 @@ func (s *Server) startKubeControllers(ctx context.Context, sel controllers.Selec
 	k.built = make(chan struct{})
 	s.background.Go(func() {
 		defer close(k.built)
+		// A post-start hook that failed leaves the server unready,
+		// which is reported where it failed; the controllers run
+		// regardless.
+		_ = s.WaitReady(ctx)
+		if !k.beginBuilding() || ctx.Err() != nil {
+			return
+		}
+		for _, c := range s.controllers {
+			s.background.Go(func() { c.Run(ctx) })
+		}
 		// No handler a constructor adds is called before every
 		// constructor has returned, as in kube-controller-manager,
 		// which starts its informers after building its controllers.
@@ -214,9 +232,26 @@ func (k *kubeControllers) started(ctx context.Context) {
 	close(k.informersStarted)
 }
 
-// waitBuilt waits, for at most d, until the controllers are built.
+// beginBuilding reports whether building may begin: not once stopping
+// has.
+func (k *kubeControllers) beginBuilding() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.building = !k.stopping
+	return k.building
+}
+
+// waitBuilt waits, for at most d, until the controllers are built, if
+// building has begun; after it, building no longer begins.
 func (k *kubeControllers) waitBuilt(d time.Duration) {
 	if k == nil || k.built == nil {
+		return
+	}
+	k.mu.Lock()
+	k.stopping = true
+	building := k.building
+	k.mu.Unlock()
+	if !building {
 		return
 	}
 	select {

@@ -231,10 +231,11 @@ type Server struct {
 	// none runs.
 	cluster *cluster.Cluster
 	// kubeControllers are kube-controller-manager's controllers; nil
-	// until startKubeControllers.
+	// until startControllers.
 	kubeControllers *kubeControllers
-	// controllers are our own built-in controllers (namespace, garbage
-	// collector), for WaitForControllers.
+	// controllers are our own built-in controllers (the garbage
+	// collector), for WaitForControllers; they run once the server is
+	// ready (startControllers).
 	controllers []controllers.Controller
 	// queues counts the work queues the server's components create, for
 	// WaitForControllers: they are built in workqueues.Own calls.
@@ -431,7 +432,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	s.cancelBackground = stop
 	s.startCompactor(bg, cfg.CompactionInterval)
 	s.background.Go(func() { crds.Run(bg) })
-	s.startControllers(bg, sel)
+	s.controllers = controllers.New(controllers.Config{Registry: s.reg, Selection: sel, Logger: s.log})
 	if err := s.startResources(ctx, bg, cfg.ResourcesFile, resources); err != nil {
 		return nil, err
 	}
@@ -535,11 +536,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.startCluster(ctx, bg, cfg); err != nil {
 		return nil, err
 	}
-	// kube's controllers come last, as kube-controller-manager starts
+	// The controllers come last, as kube-controller-manager starts
 	// after kube-apiserver: the server's own start-up writes (bootstrap
 	// policy, the kubernetes Service) are not slowed by their informers'
 	// lists and first reconciles.
-	s.startKubeControllers(bg, sel)
+	s.startControllers(bg, sel)
 	ok = true
 	if cfg.UnsafePlainHTTP {
 		log.Warn("UNSAFE: serving plain HTTP with no authentication or authorization: any local process, and any web page through a browser, can read every Secret and write anything", "url", s.url)
@@ -777,16 +778,6 @@ func (s *Server) startCompactor(ctx context.Context, interval time.Duration) {
 		s.log.Warn("etcd compaction failed", "err", err)
 	}}
 	s.background.Go(func() { c.run(ctx) })
-}
-
-// startControllers runs the selected built-in controllers in the
-// background until ctx ends; Shutdown waits for them before it closes
-// the registry and storage they use.
-func (s *Server) startControllers(ctx context.Context, sel controllers.Selection) {
-	s.controllers = controllers.New(controllers.Config{Registry: s.reg, Selection: sel, Logger: s.log})
-	for _, c := range s.controllers {
-		s.background.Go(func() { c.Run(ctx) })
-	}
 }
 
 // stopBackground ends the background goroutines and waits for them, so
