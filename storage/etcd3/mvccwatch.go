@@ -3,7 +3,9 @@ package etcd3
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
+	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -97,7 +99,9 @@ func (s *mvccStream) stopped() <-chan struct{} { return s.m.stop }
 
 // response is resp as clientv3 reports it, with each event's previous
 // value when the watch asked for them; a compaction cancels the watch.
+// It returns once a read can see resp's revision (see awaitReadable).
 func (s *mvccStream) response(ctx context.Context, resp mvcc.WatchResponse) clientv3.WatchResponse {
+	s.awaitReadable(resp.Revision)
 	wr := clientv3.WatchResponse{Header: &pb.ResponseHeader{Revision: resp.Revision}, CompactRevision: resp.CompactRevision}
 	if resp.CompactRevision != 0 {
 		wr.Canceled = true
@@ -118,6 +122,35 @@ func (s *mvccStream) response(ctx context.Context, resp mvcc.WatchResponse) clie
 	}
 	return wr
 }
+
+// awaitReadable waits until the member's store publishes rev to reads.
+// etcd hands a write's events to its watches inside the write, just
+// before it publishes the write's revision to new reads
+// (watchableStoreTxnWrite.End), so a serializable read
+// (SingleMemberReads) made on hearing of a write could still miss it: a
+// controller reading an owner it has just seen deleted would find it
+// there. The wait is the end of one write, microseconds; it yields the
+// processor to the writer first, then sleeps a little at a time.
+func (s *mvccStream) awaitReadable(rev int64) {
+	kv := s.m.srv.KV()
+	for i := 0; kv.Rev() < rev; i++ {
+		if i < readableSpins {
+			runtime.Gosched()
+			continue
+		}
+		select {
+		case <-s.stopped():
+			return
+		case <-time.After(readablePause):
+		}
+	}
+}
+
+// How awaitReadable waits: yields first, then pauses.
+const (
+	readableSpins = 64
+	readablePause = 50 * time.Microsecond
+)
 
 // close ends the watch and lets the member close.
 func (s *mvccStream) close() {

@@ -548,3 +548,50 @@ func TestRunWatch(t *testing.T) {
 		t.Error("RunWatch from resourceVersion abc started")
 	}
 }
+
+// TestSingleMemberReadsSeeWatchedWrites: a serializable read made on
+// hearing of a write from a watch finds that write. etcd tells its
+// watchers of a write before it publishes the write's revision to
+// readers, so without the watch waiting for that, a controller that
+// reads an object on seeing its deletion can still find it.
+func TestSingleMemberReadsSeeWatchedWrites(t *testing.T) {
+	raw := etcd3test.Start(t)
+	ctx := testContext(t)
+	c := clientv3.NewCtxClient(ctx)
+	c.KV = etcd3.SingleMemberReads(raw.KV)
+	const writers, each = 2, 4000
+	const writes = writers * each
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := raw.Watch(wctx, "/seen/", clientv3.WithPrefix())
+	for w := range writers {
+		go func() {
+			for i := range each {
+				if _, err := raw.Put(ctx, fmt.Sprintf("/seen/%d/%d", w, i%10), "v"); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	seen, stale := 0, 0
+	for seen < writes {
+		resp, ok := <-events
+		if !ok {
+			t.Fatalf("the watch ended after %d events", seen)
+		}
+		for _, ev := range resp.Events {
+			seen++
+			got, err := c.Get(ctx, string(ev.Kv.Key))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Header.Revision < ev.Kv.ModRevision {
+				stale++
+			}
+		}
+	}
+	if stale > 0 {
+		t.Errorf("%d of %d reads made on hearing of a write were older than it", stale, writes)
+	}
+}
