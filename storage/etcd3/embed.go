@@ -160,6 +160,10 @@ const embeddedElectionTicks = 5
 // between raft snapshots.
 const embeddedSnapshotCount = 1000
 
+// embeddedCatchUpEntries is how many applied raft entries the embedded
+// member keeps in memory after a snapshot.
+const embeddedCatchUpEntries = 100
+
 // Write-ahead log retention. etcd cuts a new WAL segment only when the
 // current one passes wal.SegmentSizeBytes (64 MB), and purges only whole
 // segments older than the last snapshot, so a member's WAL grows to 64
@@ -236,6 +240,10 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	// them. A single member has no follower to catch up, so snapshots
 	// every 1,000 commits cost little and bound the replay.
 	ec.SnapshotCount = embeddedSnapshotCount
+	// After each snapshot etcd keeps this many raft entries in memory
+	// for a slow follower to catch up from (5,000 by default: every
+	// value written lately, a second time); a single member has none.
+	ec.SnapshotCatchUpEntries = embeddedCatchUpEntries
 	ec.MaxWalFiles = embeddedMaxWALFiles
 	setWALSegmentSize()
 
