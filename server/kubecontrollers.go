@@ -93,11 +93,11 @@ type kubeControllers struct {
 	// kube-controller-manager's InformersStarted: the quota monitors wait
 	// for it before they add informers of their own.
 	informersStarted chan struct{}
-	// built is closed once every selected controller is built and
-	// running (ours too), or once stopping came before building began: Shutdown
-	// waits for it before it cancels them, since a controller built
-	// against a server going away fails after making work queues only
-	// its Run would shut down.
+	// built is closed once every selected controller (ours too) is
+	// built and running, or once stopping came before building began:
+	// Shutdown waits for it before it cancels them, since a controller
+	// built against a server going away fails after making work queues
+	// only its Run would shut down.
 	built chan struct{}
 	// mu guards building and stopping: a stop that comes first means
 	// building never begins, so it has nothing to wait for.
