@@ -94,13 +94,17 @@ func (s *Server) startAPIServices(ctx context.Context, local []schema.GroupVersi
 		// controller lists the CRDs at once, and so always reports its
 		// first pass done. Each controller runs even when ctx ends
 		// first: Run shuts its queue down.
-		synced := cache.WaitForCacheSync(ctx.Done(), crds.inf.HasSynced, apiServices.inf.HasSynced)
+		// cache.WaitFor, not WaitForCacheSync: that polls every 100
+		// ms, and the informers have only just started.
+		synced := cache.WaitFor(ctx, "", crds.inf.HasSyncedChecker(), apiServices.inf.HasSyncedChecker())
 		var wg sync.WaitGroup
 		wg.Go(func() { crdRegistration.Run(1, ctx.Done()) })
 		if synced {
 			crdRegistration.WaitForInitialSync()
 		}
-		wg.Go(func() { autoRegistration.Run(1, ctx.Done()) })
+		// Five workers, as kube-apiserver's: a new data directory
+		// registers some twenty APIServices.
+		wg.Go(func() { autoRegistration.Run(5, ctx.Done()) })
 		wg.Go(func() { localAvailability.Run(1, ctx.Done()) })
 		wg.Go(func() { remoteAvailability.Run(1, ctx.Done()) })
 		wg.Wait()
