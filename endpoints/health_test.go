@@ -27,11 +27,7 @@ func TestHealthChecks(t *testing.T) {
 	}}))
 	defer srv.Close()
 	get := getter(t, srv.URL)
-	for _, c := range []struct {
-		path string
-		code int
-		body string
-	}{
+	checkGets(t, get, "", []healthCase{
 		{"/healthz", 200, "ok"},
 		{"/livez", 200, "ok"},
 		{"/readyz", 200, "ok"},
@@ -43,31 +39,19 @@ func TestHealthChecks(t *testing.T) {
 		{"/readyz/etcd-readiness", 200, "ok"},
 		{"/readyz?verbose&exclude=etcd", 200, "[+]ping ok\n[+]etcd excluded: ok\n[+]etcd-readiness ok\nreadyz check passed\n"},
 		{"/healthz?verbose&exclude=nope", 200, "[+]ping ok\n[+]etcd ok\nwarn: some health checks cannot be excluded: no matches for \"nope\"\nhealthz check passed\n"},
-	} {
-		if code, body := get(c.path); code != c.code || body != c.body {
-			t.Errorf("GET %s = %d %q, want %d %q", c.path, code, body, c.code, c.body)
-		}
-	}
+	})
 	if code, _ := get("/healthz/nope"); code != 404 {
 		t.Errorf("GET /healthz/nope = %d, want 404", code)
 	}
 
 	etcdDown.Store(true)
-	for _, c := range []struct {
-		path string
-		code int
-		body string
-	}{
+	checkGets(t, get, "with etcd down, ", []healthCase{
 		{"/readyz", 500, "[+]ping ok\n[-]etcd failed: reason withheld\n[-]etcd-readiness failed: reason withheld\nreadyz check failed\n"},
 		{"/livez", 500, "[+]ping ok\n[-]etcd failed: reason withheld\nlivez check failed\n"},
 		{"/healthz?exclude=etcd", 200, "ok"},
 		{"/readyz/etcd", 500, "internal server error: etcd3: not ready: context deadline exceeded\n"},
 		{"/readyz/ping", 200, "ok"},
-	} {
-		if code, body := get(c.path); code != c.code || body != c.body {
-			t.Errorf("with etcd down, GET %s = %d %q, want %d %q", c.path, code, body, c.code, c.body)
-		}
-	}
+	})
 }
 
 // TestHealthChecksPostStart: a post-start check is in all three, fails
@@ -89,22 +73,32 @@ func TestHealthChecksPostStart(t *testing.T) {
 	}}))
 	defer srv.Close()
 	get := getter(t, srv.URL)
-	for _, c := range []struct {
-		path string
-		code int
-		body string
-	}{
+	checkGets(t, get, "", []healthCase{
 		{"/readyz?verbose", 500, "[+]ping ok\n[+]etcd ok\n[+]etcd-readiness ok\n[+]informer-sync ok\n[-]poststarthook/rbac/bootstrap-roles failed: reason withheld\n[+]shutdown ok\nreadyz check failed\n"},
 		{"/livez", 500, "[+]ping ok\n[+]etcd ok\n[-]poststarthook/rbac/bootstrap-roles failed: reason withheld\nlivez check failed\n"},
 		{"/healthz/poststarthook/rbac/bootstrap-roles", 500, "internal server error: not finished\n"},
-	} {
-		if code, body := get(c.path); code != c.code || body != c.body {
-			t.Errorf("GET %s = %d %q, want %d %q", c.path, code, body, c.code, c.body)
-		}
-	}
+	})
 	done.Store(true)
 	if code, body := get("/livez?verbose"); code != 200 || body != "[+]ping ok\n[+]etcd ok\n[+]poststarthook/rbac/bootstrap-roles ok\nlivez check passed\n" {
 		t.Errorf("GET /livez?verbose = %d %q once the hook is done", code, body)
+	}
+}
+
+// healthCase is a GET and the answer it must get.
+type healthCase struct {
+	path string
+	code int
+	body string
+}
+
+// checkGets GETs each case's path and reports, after prefix, the
+// answers that differ.
+func checkGets(t *testing.T, get func(string) (int, string), prefix string, cases []healthCase) {
+	t.Helper()
+	for _, c := range cases {
+		if code, body := get(c.path); code != c.code || body != c.body {
+			t.Errorf("%sGET %s = %d %q, want %d %q", prefix, c.path, code, body, c.code, c.body)
+		}
 	}
 }
 
