@@ -50,8 +50,9 @@
 // 512-byte Put at ~45µs in-process vs ~127µs over loopback gRPC, a Get at
 // ~25µs vs ~96µs, and parallel Puts at ~30µs vs ~78µs per operation. Its
 // watches are watches on the member's multi-version store itself, with
-// progress asked of each watch by its ID (see mvccWatcher); a Store's
-// watch reads its stream on its own goroutine, so it costs one goroutine
-// in all. A fresh member is ready in ~50ms, a restart in ~15-30ms
+// progress asked of each watch by its ID (see mvccWatcher); the watches
+// of one server share one of the member's watch streams, as a client's
+// share one gRPC stream, and a Store's watch reads its responses on its
+// own goroutine, so it costs one goroutine in all. A fresh member is ready in ~50ms, a restart in ~15-30ms
 // (both campaign at once rather than wait out an election timeout).
 package etcd3

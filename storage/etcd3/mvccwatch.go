@@ -20,42 +20,103 @@ import (
 // own, where etcd's gRPC watch service behind the in-process adapter
 // costs seven goroutines a stream (the client's two, the adapter's two,
 // the service's send and receive loops, ours). A Store's watch reads its
-// stream on its own goroutine instead (open): none of the member's. It
-// asks progress of one watch by its ID, so an answer can only be that
+// responses on its own goroutine instead (open): none of the member's.
+// It asks progress of one watch by its ID, so an answer can only be that
 // watch's: a stream-wide answer queued before a watch existed can not
 // reach it (see watcher.streamContext). RequestProgress finds the watch
 // by the stream name in its ctx's metadata, which each Store watch has
 // of its own.
+//
+// The watches of one group (the Stores of one server, see
+// Config.WatchPrefix) share one of the member's watch streams, as a
+// client's watches share one gRPC stream: each stream holds a channel of
+// 128 responses, ~6 KB, which a stream per watch made ~0.4 MB of every
+// idle logical cluster's heap.
 type mvccWatcher struct {
 	srv *etcdserver.EtcdServer
 
-	// mu protects closed and byStream; running counts the open streams,
-	// which close waits for: a goroutine still reading an event's
-	// previous value when the member closes its database crashes the
-	// process.
+	// mu protects closed, groups and byStream; running counts the open
+	// watches and the groups' goroutines, which close waits for: a
+	// goroutine still reading an event's previous value when the member
+	// closes its database crashes the process.
 	mu       sync.Mutex
 	closed   bool
+	groups   map[string]*mvccGroup
 	byStream map[string]*mvccWatch
 	running  sync.WaitGroup
 	stop     chan struct{}
 }
 
 func newMVCCWatcher(srv *etcdserver.EtcdServer) *mvccWatcher {
-	return &mvccWatcher{srv: srv, byStream: map[string]*mvccWatch{}, stop: make(chan struct{})}
+	return &mvccWatcher{srv: srv, groups: map[string]*mvccGroup{}, byStream: map[string]*mvccWatch{}, stop: make(chan struct{})}
 }
 
-// mvccWatch is one running watch.
+// mvccGroup is one of the member's watch streams and the watches that
+// share it. Its goroutine (run) hands each response to its watch's queue
+// and never waits for a watch, so a slow one holds up no other.
+type mvccGroup struct {
+	name string
+	ws   mvcc.WatchStream
+	refs int // open watches; owned by mvccWatcher.mu
+
+	mu      sync.Mutex
+	watches map[mvcc.WatchID]*mvccWatch
+}
+
+// mvccWatch is one running watch: its ID on the group's stream, and the
+// responses queued for it.
 type mvccWatch struct {
-	ws mvcc.WatchStream
+	g  *mvccGroup
 	id mvcc.WatchID
+
+	mu      sync.Mutex
+	pending []mvcc.WatchResponse
+	// ready holds a token while pending has responses.
+	ready chan struct{}
 }
 
 // errWatcherClosed ends watches of a closed member.
 var errWatcherClosed = errors.New("etcd3: the embedded member is closed")
 
+// run hands the stream's responses to their watches until the stream
+// closes (its last watch gone). A response for a watch already
+// cancelled is dropped.
+func (g *mvccGroup) run(done func()) {
+	defer done()
+	for resp := range g.ws.Chan() {
+		g.mu.Lock()
+		w := g.watches[resp.WatchID]
+		g.mu.Unlock()
+		if w != nil {
+			w.put(resp)
+		}
+	}
+}
+
+// put queues resp for the watch's goroutine.
+func (w *mvccWatch) put(resp mvcc.WatchResponse) {
+	w.mu.Lock()
+	w.pending = append(w.pending, resp)
+	w.mu.Unlock()
+	select {
+	case w.ready <- struct{}{}:
+	default: // a token is there already
+	}
+}
+
+// take returns the queued responses, oldest first, and empties the
+// queue.
+func (w *mvccWatch) take() []mvcc.WatchResponse {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	rs := w.pending
+	w.pending = nil
+	return rs
+}
+
 // mvccStream is one watch on the member's store, read by its owner's
-// goroutine: a Store's watcher reads its responses itself (C, then
-// response), so a watch costs one goroutine, not two and a channel
+// goroutine: a Store's watcher reads its responses itself (C, take,
+// then response), so a watch costs one goroutine, not two and a channel
 // between them. The owner calls close exactly once.
 type mvccStream struct {
 	m      *mvccWatcher
@@ -66,32 +127,68 @@ type mvccStream struct {
 
 // open starts a watch of key (or the range opts give) from the revision
 // opts give, for the options Store uses (previous values, progress
-// notification); ok is false when the member is closed.
-func (m *mvccWatcher) open(ctx context.Context, key string, opts ...clientv3.OpOption) (s *mvccStream, ok bool) {
+// notification), on group's stream; ok is false when the member is
+// closed.
+func (m *mvccWatcher) open(ctx context.Context, group, key string, opts ...clientv3.OpOption) (s *mvccStream, ok bool) {
 	op := clientv3.OpGet(key, opts...)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return nil, false
 	}
-	ws := m.srv.Watchable().NewWatchStream()
-	id, err := ws.Watch(ctx, clientv3.AutoWatchID, op.KeyBytes(), op.RangeBytes(), op.Rev())
+	g := m.groups[group]
+	if g == nil {
+		g = &mvccGroup{name: group, ws: m.srv.Watchable().NewWatchStream(), watches: map[mvcc.WatchID]*mvccWatch{}}
+		m.groups[group] = g
+		m.running.Add(1)
+		go g.run(m.running.Done)
+	}
+	w := &mvccWatch{g: g, ready: make(chan struct{}, 1)}
+	// Under g.mu, so that run finds the watch for its first response.
+	g.mu.Lock()
+	id, err := g.ws.Watch(ctx, clientv3.AutoWatchID, op.KeyBytes(), op.RangeBytes(), op.Rev())
+	if err == nil {
+		w.id = id
+		g.watches[id] = w
+	}
+	g.mu.Unlock()
 	if err != nil {
 		// Only an empty range or a taken ID fail here; Store asks
 		// for neither.
-		ws.Close()
+		m.release(g)
 		return nil, false
 	}
-	s = &mvccStream{m: m, w: &mvccWatch{ws: ws, id: id}, stream: streamName(ctx), prevKV: op.IsPrevKV()}
+	g.refs++
+	s = &mvccStream{m: m, w: w, stream: streamName(ctx), prevKV: op.IsPrevKV()}
 	if s.stream != "" {
-		m.byStream[s.stream] = s.w
+		m.byStream[s.stream] = w
 	}
 	m.running.Add(1)
 	return s, true
 }
 
-// C delivers the watch's responses.
-func (s *mvccStream) C() <-chan mvcc.WatchResponse { return s.w.ws.Chan() }
+// release closes g's stream, and so ends its goroutine, when no watch
+// uses it; m.mu is held.
+func (m *mvccWatcher) release(g *mvccGroup) {
+	if g.refs == 0 && m.groups[g.name] == g {
+		delete(m.groups, g.name)
+		g.ws.Close()
+	}
+}
+
+// C has a token when the watch has responses to take.
+func (s *mvccStream) C() <-chan struct{} { return s.w.ready }
+
+// responses returns the watch's queued responses as clientv3 reports
+// them (see response).
+func (s *mvccStream) responses(ctx context.Context) []clientv3.WatchResponse {
+	rs := s.w.take()
+	out := make([]clientv3.WatchResponse, len(rs))
+	for i, r := range rs {
+		out[i] = s.response(ctx, r)
+	}
+	return out
+}
 
 // stopped is closed when the member closes: the owner then closes the
 // stream without reading on.
@@ -154,12 +251,19 @@ const (
 
 // close ends the watch and lets the member close.
 func (s *mvccStream) close() {
+	w, g := s.w, s.w.g
+	g.mu.Lock()
+	delete(g.watches, w.id)
+	g.mu.Unlock()
+	// An error only says the ID is gone already (the stream closed).
+	_ = g.ws.Cancel(w.id)
 	s.m.mu.Lock()
-	if s.m.byStream[s.stream] == s.w {
+	if s.m.byStream[s.stream] == w {
 		delete(s.m.byStream, s.stream)
 	}
+	g.refs--
+	s.m.release(g)
 	s.m.mu.Unlock()
-	s.w.ws.Close()
 	s.m.running.Done()
 }
 
@@ -169,7 +273,7 @@ func (s *mvccStream) close() {
 // streams itself (see open).
 func (m *mvccWatcher) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
 	out := make(chan clientv3.WatchResponse, 1)
-	s, ok := m.open(ctx, key, opts...)
+	s, ok := m.open(ctx, "", key, opts...)
 	if !ok {
 		// A closed channel is what a closed client's watch gives.
 		close(out)
@@ -185,28 +289,24 @@ func (s *mvccStream) forward(ctx context.Context, out chan<- clientv3.WatchRespo
 	defer s.close()
 	defer close(out)
 	for {
-		var resp mvcc.WatchResponse
-		var ok bool
 		select {
-		case resp, ok = <-s.C():
-			if !ok {
+		case <-s.C():
+		case <-ctx.Done():
+			return
+		case <-s.stopped():
+			return
+		}
+		for _, wr := range s.responses(ctx) {
+			select {
+			case out <- wr:
+			case <-ctx.Done():
+				return
+			case <-s.stopped():
 				return
 			}
-		case <-ctx.Done():
-			return
-		case <-s.stopped():
-			return
-		}
-		wr := s.response(ctx, resp)
-		select {
-		case out <- wr:
-		case <-ctx.Done():
-			return
-		case <-s.stopped():
-			return
-		}
-		if wr.Canceled {
-			return
+			if wr.Canceled {
+				return
+			}
 		}
 	}
 }
@@ -221,7 +321,7 @@ func (m *mvccWatcher) RequestProgress(ctx context.Context) error {
 		return errWatcherClosed
 	}
 	if w := m.byStream[streamName(ctx)]; w != nil {
-		w.ws.RequestProgress(w.id)
+		w.g.ws.RequestProgress(w.id)
 	}
 	return nil
 }

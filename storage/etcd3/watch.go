@@ -10,7 +10,6 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/storage/mvcc"
 
 	"github.com/miniapi/miniapi/storage"
 )
@@ -140,11 +139,12 @@ func (w *watcher) run() {
 	// Open the etcd watch before sending the snapshot, so that etcd
 	// holds revision startRev+1 on while a slow consumer takes it. The
 	// embedded member's watches are read here, on this goroutine
-	// (mvccStream); a client's arrive on its channel.
+	// (mvccStream, a token on C for each batch queued); a client's
+	// arrive on its channel.
 	key := w.store.watchPrefix + w.prefix
 	var follow func(lastRev, delivered int64)
 	if m, ok := w.store.watcher.(*mvccWatcher); ok {
-		st, ok := m.open(w.streamContext(w.ctx), key, ops...)
+		st, ok := m.open(w.streamContext(w.ctx), w.store.watchPrefix, key, ops...)
 		if !ok {
 			w.sendError(storage.NewError(storage.CodeInternal, w.prefix, 0, errWatcherClosed))
 			return
@@ -152,12 +152,16 @@ func (w *watcher) run() {
 		w.stopped, w.closeStream = st.stopped(), st.close
 		defer w.release()
 		follow = func(lastRev, delivered int64) {
-			followResponses(w, st.C(), func(r mvcc.WatchResponse) clientv3.WatchResponse { return st.response(w.ctx, r) }, lastRev, delivered)
+			followResponses(w, st.C(), func(struct{}) []clientv3.WatchResponse { return st.responses(w.ctx) }, lastRev, delivered)
 		}
 	} else {
 		wch := w.store.watcher.Watch(w.streamContext(w.ctx), key, ops...)
 		follow = func(lastRev, delivered int64) {
-			followResponses(w, wch, func(r clientv3.WatchResponse) clientv3.WatchResponse { return r }, lastRev, delivered)
+			one := make([]clientv3.WatchResponse, 1)
+			followResponses(w, wch, func(r clientv3.WatchResponse) []clientv3.WatchResponse {
+				one[0] = r
+				return one
+			}, lastRev, delivered)
 		}
 	}
 
@@ -185,18 +189,19 @@ func (w *watcher) run() {
 	follow(startRev, delivered)
 }
 
-// followResponses forwards etcd's watch responses, read from ch as
-// response makes them, until the watch ends. lastRev is
+// followResponses forwards etcd's watch responses until the watch ends:
+// each value received from ch stands for what responses returns for it
+// (one response, or those queued meanwhile). lastRev is
 // the revision the consumer is current through once it has what was sent
 // so far; delivered is the highest revision it has been told of.
 //
 // A ProgressNotify watch answers RequestProgress (a revision R the Store
 // wants its watches to report): if it is current through R already, it
 // sends a Bookmark at lastRev itself; otherwise it asks etcd for progress
-// on its own stream, and again every progressRetryInterval until etcd's
+// of its own watch, and again every progressRetryInterval until etcd's
 // notification or events bring it past R, because etcd drops requests
 // that arrive while the watch is catching up or not yet created.
-func followResponses[R any](w *watcher, ch <-chan R, response func(R) clientv3.WatchResponse, lastRev, delivered int64) {
+func followResponses[R any](w *watcher, ch <-chan R, responses func(R) []clientv3.WatchResponse, lastRev, delivered int64) {
 	var retry *time.Ticker
 	var retryC <-chan time.Time
 	var requested int64 // the highest wanted revision asked of etcd
@@ -246,11 +251,13 @@ func followResponses[R any](w *watcher, ch <-chan R, response func(R) clientv3.W
 				w.sendError(errWatchClosed(w.prefix))
 				return
 			}
-			seen, sent, cont := w.forward(response(r))
-			if !cont {
-				return
+			for _, resp := range responses(r) {
+				seen, sent, cont := w.forward(resp)
+				if !cont {
+					return
+				}
+				lastRev, delivered = max(lastRev, seen), max(delivered, sent)
 			}
-			lastRev, delivered = max(lastRev, seen), max(delivered, sent)
 		case <-w.stopped:
 			w.release()
 			w.sendError(errWatchClosed(w.prefix))
