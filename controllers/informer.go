@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -40,12 +41,19 @@ type storedMeta struct {
 }
 
 // decodeMeta reads the metadata of a stored object. Only the metadata's
-// bytes are decoded, so informers over every type (the collector's) do
-// not parse whole objects; what cannot be read that way is decoded whole,
-// which also reports its error.
+// bytes are read (scanMeta, else encoding/json over them), so informers
+// over every type (the collector's) do not parse whole objects; what
+// cannot be read that way is decoded whole, which also reports its
+// error.
 func decodeMeta(data []byte) (*meta, error) {
 	var m storedMeta
-	if span := storage.MetadataJSON(data); span == nil || json.Unmarshal(span, &m) != nil {
+	span := storage.MetadataJSON(data)
+	ok := span != nil && scanMeta(span, &m)
+	if !ok && span != nil {
+		m = storedMeta{} // scanMeta may have stopped half way
+		ok = json.Unmarshal(span, &m) == nil
+	}
+	if !ok {
 		var w struct {
 			Metadata storedMeta `json:"metadata"`
 		}
@@ -61,6 +69,50 @@ func decodeMeta(data []byte) (*meta, error) {
 		Finalizers: m.Finalizers, OwnerReferences: m.OwnerReferences,
 	}, nil
 }
+
+// scanMeta reads m from span, the encoded metadata, as encoding/json
+// would, but skips the members it does not need (managedFields, most of
+// the bytes) without parsing them: encoding/json validates and reflects
+// over all of it, 3.7 µs of the collector's CPU for each object it
+// lists. Keys that differ from m's only in case (encoding/json matches
+// those too), values of another type and malformed spans report false,
+// and decodeMeta decodes with encoding/json instead.
+func scanMeta(span []byte, m *storedMeta) bool {
+	str := func(v []byte, into *string) bool {
+		if string(v) == "null" {
+			return true // encoding/json leaves the field as it is
+		}
+		s, ok := storage.JSONString(v)
+		*into = s
+		return ok
+	}
+	return storage.ObjectMembers(span, func(key, v []byte) bool {
+		switch string(key) {
+		case "namespace":
+			return str(v, &m.Namespace)
+		case "name":
+			return str(v, &m.Name)
+		case "uid":
+			return str(v, &m.UID)
+		case "deletionTimestamp":
+			m.DeletionTimestamp = v
+			return true
+		case "finalizers":
+			return json.Unmarshal(v, &m.Finalizers) == nil
+		case "ownerReferences":
+			return json.Unmarshal(v, &m.OwnerReferences) == nil
+		}
+		for _, k := range storedMetaKeys {
+			if bytes.EqualFold(key, k) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// storedMetaKeys are storedMeta's JSON keys.
+var storedMetaKeys = [][]byte{[]byte("namespace"), []byte("name"), []byte("uid"), []byte("deletionTimestamp"), []byte("finalizers"), []byte("ownerReferences")}
 
 // informer mirrors the objects of one Store in memory and reports every
 // change to its handler, the way client-go's informers do over HTTP: it

@@ -150,3 +150,52 @@ func expect(data []byte, i int, lit string) (int, bool) {
 	}
 	return i + len(lit), true
 }
+
+// ObjectMembers calls fn with the key (decoded) and the value (as
+// written) of each member of the JSON object span, in order, without
+// looking into the values, until fn returns false. A key without
+// escapes is a slice of span, nothing copied; fn must not keep key or
+// value beyond the call unless it may keep span. It reports whether it
+// walked the whole of span as one object with every fn call true: false
+// for anything else, so callers that read only some members that way
+// can fall back to encoding/json. Like the rest of this scanner it
+// checks only the structure it walks; span must be valid JSON for the
+// values to be.
+func ObjectMembers(span []byte, fn func(key, value []byte) bool) bool {
+	obj, ok := scanObject(span, skipSpace(span, 0))
+	if !ok {
+		return false
+	}
+	for m, ok := obj.next(); ok; m, ok = obj.next() {
+		key := span[m.key+1 : m.keyEnd-1]
+		if bytes.IndexByte(key, '\\') >= 0 || !isPlainASCII(key) {
+			s, _, ok := scanString(span, m.key)
+			if !ok {
+				return false
+			}
+			key = []byte(s)
+		}
+		if !fn(key, span[m.val:m.end]) {
+			return false
+		}
+	}
+	return obj.end >= 0 && skipSpace(span, obj.end) == len(span)
+}
+
+// isPlainASCII reports whether b is printable ASCII, which a JSON string
+// holds as is.
+func isPlainASCII(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// JSONString decodes value, a JSON string as ObjectMembers gives it, as
+// encoding/json would; false when value is not one string.
+func JSONString(value []byte) (string, bool) {
+	s, end, ok := scanString(value, 0)
+	return s, ok && end == len(value)
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -243,6 +244,65 @@ func FuzzInjectResourceVersion(f *testing.F) {
 			back, err := SetResourceVersion(out, 0)
 			if err != nil || !bytes.Equal(back, stored) {
 				t.Fatalf("removing the resourceVersion from %s gives %s, %v; want the stored %s", out, back, err, stored)
+			}
+		}
+	})
+}
+
+// FuzzObjectMembers checks ObjectMembers against encoding/json: on any
+// valid JSON object it gives each member's key, decoded, and value, as
+// written, in order, and it reports true for it.
+func FuzzObjectMembers(f *testing.F) {
+	f.Add([]byte(`{"name":"a","managedFields":[{"f:x":{"}":1}}],"labels":{"a":"b"}}`))
+	f.Add([]byte(` { "n\u0061me" : "a" , "é":null, "a":"b","a":[] } `))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"a":1}x`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		type kv struct {
+			key   string
+			value string
+		}
+		var got []kv
+		ok := ObjectMembers(data, func(key, value []byte) bool {
+			got = append(got, kv{string(key), string(value)})
+			return true
+		})
+		if !json.Valid(data) {
+			return
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+			if ok {
+				t.Fatalf("ObjectMembers(%q) walked a value that is not an object", data)
+			}
+			return
+		}
+		var want []kv
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, kv{tok.(string), string(v)})
+		}
+		if !ok {
+			t.Fatalf("ObjectMembers(%q) reported false for a valid object", data)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("ObjectMembers(%q) = %q, encoding/json reads %q", data, got, want)
+		}
+		for _, m := range got {
+			s, ok := JSONString([]byte(m.value))
+			if isString := m.value[0] == '"'; ok != isString {
+				t.Fatalf("JSONString(%s) reports %v", m.value, ok)
+			}
+			var w string
+			if err := json.Unmarshal([]byte(m.value), &w); ok && (err != nil || s != w) {
+				t.Fatalf("JSONString(%s) = %q; encoding/json reads %q, %v", m.value, s, w, err)
 			}
 		}
 	})
