@@ -90,13 +90,7 @@ func Select(list []string) (Selection, error) {
 	if len(list) == 0 {
 		list = []string{"*"}
 	}
-	known := map[string]string{}
-	for _, b := range builtins {
-		known[b.name] = b.name
-		for _, a := range b.aliases {
-			known[a] = b.name
-		}
-	}
+	known := knownNames()
 	all := false
 	on, off := map[string]bool{}, map[string]bool{}
 	for _, item := range list {
@@ -119,6 +113,31 @@ func Select(list []string) (Selection, error) {
 		sel[n] = !off[n] && (all || on[n])
 	}
 	return sel, nil
+}
+
+// knownNames maps each controller's name and aliases to its name.
+func knownNames() map[string]string {
+	known := map[string]string{}
+	for _, b := range builtins {
+		known[b.name] = b.name
+		for _, a := range b.aliases {
+			known[a] = b.name
+		}
+	}
+	return known
+}
+
+// Named returns the controllers a list in Select's form turns on by
+// name or alias, not through "*", by their names.
+func Named(list []string) []string {
+	known := knownNames()
+	var out []string
+	for _, item := range list {
+		if name, ok := known[strings.TrimSpace(item)]; ok {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // Enabled reports whether controller name runs.

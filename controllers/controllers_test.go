@@ -59,6 +59,15 @@ func TestSelect(t *testing.T) {
 	}
 }
 
+// TestNamed: the controllers a list names itself, by name or alias,
+// not those "*" or a "-name" brings in.
+func TestNamed(t *testing.T) {
+	got := Named([]string{"*", "-podgc", "job", " deployment-controller ", "-cronjob"})
+	if want := []string{"job-controller", "deployment-controller"}; !slices.Equal(got, want) {
+		t.Errorf("Named = %q, want %q", got, want)
+	}
+}
+
 func TestQueue(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()

@@ -132,6 +132,26 @@ func TestNamespaceDeletionOverHTTP(t *testing.T) {
 	}
 }
 
+// TestUnlinkedControllerIsRefused: this test binary does not import
+// server/podgc, so a server asked for the pod garbage collector by name
+// (or alias) refuses to start, saying what to import; "*" runs the
+// others.
+func TestUnlinkedControllerIsRefused(t *testing.T) {
+	for _, list := range [][]string{{"podgc"}, {"*", "pod-garbage-collector-controller"}} {
+		_, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", UnsafePlainHTTP: true, DataDir: t.TempDir(), Controllers: list})
+		if err == nil || !strings.Contains(err.Error(), `import _ "github.com/miniapi/miniapi/server/podgc"`) {
+			t.Fatalf("Start with controllers %q: %v", list, err)
+		}
+	}
+	s, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", UnsafePlainHTTP: true, DataDir: t.TempDir(), Controllers: []string{"*", "-podgc"}})
+	if err != nil {
+		t.Fatalf("Start with every linked controller: %v", err)
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Error(err)
+	}
+}
+
 func TestUnknownControllerIsRefused(t *testing.T) {
 	_, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", UnsafePlainHTTP: true, DataDir: t.TempDir(), Controllers: []string{"*", "-bogus-controller"}})
 	if err == nil || !strings.Contains(err.Error(), "bogus-controller") {

@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,6 +21,8 @@ import (
 	"k8s.io/apiserver/pkg/quota/v1/generic"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
 	k8sscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -52,7 +56,6 @@ import (
 	jobconfig "k8s.io/kubernetes/pkg/controller/job/config/v1alpha1"
 	namespacecontroller "k8s.io/kubernetes/pkg/controller/namespace"
 	namespaceconfig "k8s.io/kubernetes/pkg/controller/namespace/config/v1alpha1"
-	"k8s.io/kubernetes/pkg/controller/podgc"
 	podgcconfig "k8s.io/kubernetes/pkg/controller/podgc/config/v1alpha1"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
 	replicasetconfig "k8s.io/kubernetes/pkg/controller/replicaset/config/v1alpha1"
@@ -546,7 +549,41 @@ func newResourceQuotaController(ctx context.Context, k *kubeControllers) (func(c
 }
 
 func newPodGCController(ctx context.Context, k *kubeControllers) (func(context.Context), error) {
+	if linkedPodGC == nil {
+		// Not linked: Start refused a list that names it.
+		return nil, nil
+	}
 	core := k.informers.Core().V1()
-	c := podgc.NewPodGC(ctx, k.client, core.Pods(), core.Nodes(), int(k.cfg.PodGCController.TerminatedPodGCThreshold))
-	return c.Run, nil
+	return linkedPodGC(ctx, k.client, core.Pods(), core.Nodes(), int(k.cfg.PodGCController.TerminatedPodGCThreshold)), nil
+}
+
+// PodGCConstructor builds kube-controller-manager's pod garbage
+// collector (k8s.io/kubernetes/pkg/controller/podgc) over a server's
+// client and shared informers, with kube's --terminated-pod-gc-threshold,
+// and returns what runs it until its context ends.
+type PodGCConstructor func(ctx context.Context, client kubernetes.Interface, pods coreinformers.PodInformer, nodes coreinformers.NodeInformer, terminatedPodThreshold int) func(context.Context)
+
+// linkedPodGC is the pod garbage collector LinkPodGC linked, or nil.
+var linkedPodGC PodGCConstructor
+
+// LinkPodGC links kube's pod garbage collector into the program's
+// servers; importing package server/podgc calls it from its init, and it
+// must not be called after any server has started. kube's podgc imports
+// the kubelet's eviction package for one function, and with it the
+// kubelet, the scheduler, cAdvisor and containerd's API: 192 packages,
+// a sixth of what the linker reads for a test binary. The miniapi
+// command imports it; a test binary that does not runs every other
+// controller, and a server asked for this one by name refuses to start.
+func LinkPodGC(c PodGCConstructor) { linkedPodGC = c }
+
+// PodGCPackage is the package to import for the pod garbage collector.
+const PodGCPackage = "github.com/miniapi/miniapi/server/podgc"
+
+// checkLinked refuses a controller list that names a controller this
+// program does not link.
+func checkLinked(list []string) error {
+	if linkedPodGC == nil && slices.Contains(controllers.Named(list), names.PodGarbageCollectorController) {
+		return fmt.Errorf("server: controller %q is not linked into this program: import _ %q", names.PodGarbageCollectorController, PodGCPackage)
+	}
+	return nil
 }

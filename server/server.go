@@ -328,6 +328,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkLinked(cfg.Controllers); err != nil {
+		return nil, err
+	}
 	if cfg.Etcd != nil {
 		done, err := cfg.Etcd.admitStart(ctx)
 		if err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/miniapi/miniapi/faults"
 	"github.com/miniapi/miniapi/journal"
 	"github.com/miniapi/miniapi/server"
+	_ "github.com/miniapi/miniapi/server/podgc" // kube's pod garbage collector (server.LinkPodGC)
 	"github.com/miniapi/miniapi/version"
 	"github.com/spf13/cobra"
 )
