@@ -120,7 +120,8 @@ type Config struct {
 	AuthorizationModes []string
 	// Controllers selects the built-in controllers to run, in
 	// kube-controller-manager's --controllers form ("*", "name", "-name";
-	// see controllers.Select). Empty runs them all.
+	// see controllers.Select). Empty runs them all: the pod garbage
+	// collector only in a program that links it (LinkPodGC).
 	Controllers []string
 	// GarbageCollectionFinalizers is kube-apiserver's
 	// --enable-garbage-collector: whether deletes add the orphan and

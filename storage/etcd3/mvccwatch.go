@@ -53,7 +53,9 @@ func newMVCCWatcher(srv *etcdserver.EtcdServer) *mvccWatcher {
 
 // mvccGroup is one of the member's watch streams and the watches that
 // share it. Its goroutine (run) hands each response to its watch's queue
-// and never waits for a watch, so a slow one holds up no other.
+// and never waits for a watch, so a slow one holds up no other; its
+// queue grows meanwhile, as a client's watch buffers responses for a
+// slow reader.
 type mvccGroup struct {
 	name string
 	ws   mvcc.WatchStream
