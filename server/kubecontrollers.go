@@ -576,14 +576,14 @@ var linkedPodGC PodGCConstructor
 // controller, and a server asked for this one by name refuses to start.
 func LinkPodGC(c PodGCConstructor) { linkedPodGC = c }
 
-// PodGCPackage is the package to import for the pod garbage collector.
-const PodGCPackage = "github.com/miniapi/miniapi/server/podgc"
+// podGCPackage is the package to import for the pod garbage collector.
+const podGCPackage = "github.com/miniapi/miniapi/server/podgc"
 
 // checkLinked refuses a controller list that names a controller this
 // program does not link.
 func checkLinked(list []string) error {
 	if linkedPodGC == nil && slices.Contains(controllers.Named(list), names.PodGarbageCollectorController) {
-		return fmt.Errorf("server: controller %q is not linked into this program: import _ %q", names.PodGarbageCollectorController, PodGCPackage)
+		return fmt.Errorf("server: controller %q is not linked into this program: import _ %q", names.PodGarbageCollectorController, podGCPackage)
 	}
 	return nil
 }

@@ -1,9 +1,9 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/fields"
@@ -63,54 +63,43 @@ func DefaultAttrs(data []byte) (Attrs, error) {
 // another type) makes it report false, and DefaultAttrs decodes with
 // encoding/json as before.
 func scanMetadata(span []byte, m *objectMeta) bool {
-	obj, ok := scanObject(span, skipSpace(span, 0))
-	if !ok {
-		return false
-	}
 	sawLabels := false
-	for mem, ok := obj.next(); ok; mem, ok = obj.next() {
-		key, _, ok := scanString(span, mem.key)
-		if !ok {
-			return false
-		}
-		end := mem.end
-		switch key {
-		case "name", "namespace":
-			end, ok = scanMetaString(span, mem.val, key, m)
+	return ObjectMembers(span, func(key, v []byte) bool {
+		var end int
+		var ok bool
+		switch string(key) {
+		case "name":
+			end, ok = scanMetaString(v, &m.Metadata.Name)
+		case "namespace":
+			end, ok = scanMetaString(v, &m.Metadata.Namespace)
 		case "labels":
 			if sawLabels {
 				return false
 			}
 			sawLabels = true
-			end, ok = scanLabels(span, mem.val, m)
+			end, ok = scanLabels(v, 0, m)
 		default:
-			if strings.EqualFold(key, "name") || strings.EqualFold(key, "namespace") || strings.EqualFold(key, "labels") {
-				return false
-			}
+			return !bytes.EqualFold(key, keyName) && !bytes.EqualFold(key, keyNamespace) && !bytes.EqualFold(key, keyLabels)
 		}
-		if !ok || end != mem.end {
-			return false
-		}
-	}
-	return obj.end >= 0 && skipSpace(span, obj.end) == len(span)
+		return ok && end == len(v)
+	})
 }
 
-// scanMetaString reads the value at span[i] of member key (name or
-// namespace) into m and returns the offset after it. null leaves the
-// field as it is, as encoding/json does.
-func scanMetaString(span []byte, i int, key string, m *objectMeta) (int, bool) {
-	if end, ok := expect(span, i, "null"); ok {
+// The keys scanMetadata reads, for case-insensitive comparison.
+var keyName, keyNamespace, keyLabels = []byte("name"), []byte("namespace"), []byte("labels")
+
+// scanMetaString reads v, the value of member name or namespace, into
+// field and returns the offset after it. null leaves the field as it is,
+// as encoding/json does.
+func scanMetaString(v []byte, field *string) (int, bool) {
+	if end, ok := expect(v, 0, "null"); ok {
 		return end, true
 	}
-	v, end, ok := scanString(span, i)
+	str, end, ok := scanString(v, 0)
 	if !ok {
 		return 0, false
 	}
-	if key == "name" {
-		m.Metadata.Name = v
-	} else {
-		m.Metadata.Namespace = v
-	}
+	*field = str
 	return end, true
 }
 

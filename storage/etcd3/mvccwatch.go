@@ -107,12 +107,13 @@ func (w *mvccWatch) put(resp mvcc.WatchResponse) {
 }
 
 // take returns the queued responses, oldest first, and empties the
-// queue.
-func (w *mvccWatch) take() []mvcc.WatchResponse {
+// queue into spare, a slice the caller is done with, so that the two
+// take turns and a batch allocates nothing once they have grown.
+func (w *mvccWatch) take(spare []mvcc.WatchResponse) []mvcc.WatchResponse {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	rs := w.pending
-	w.pending = nil
+	w.pending = spare[:0]
 	return rs
 }
 
@@ -125,6 +126,10 @@ type mvccStream struct {
 	w      *mvccWatch
 	stream string
 	prevKV bool
+	// spare and out are responses' buffers, reused batch after batch
+	// (only the owner's goroutine calls it).
+	spare []mvcc.WatchResponse
+	out   []clientv3.WatchResponse
 }
 
 // open starts a watch of key (or the range opts give) from the revision
@@ -182,14 +187,17 @@ func (m *mvccWatcher) release(g *mvccGroup) {
 func (s *mvccStream) C() <-chan struct{} { return s.w.ready }
 
 // responses returns the watch's queued responses as clientv3 reports
-// them (see response).
+// them (see response), in a slice valid until the next call.
 func (s *mvccStream) responses(ctx context.Context) []clientv3.WatchResponse {
-	rs := s.w.take()
-	out := make([]clientv3.WatchResponse, len(rs))
-	for i, r := range rs {
-		out[i] = s.response(ctx, r)
+	rs := s.w.take(s.spare)
+	clear(s.out) // drop the last batch's events
+	s.out = s.out[:0]
+	for _, r := range rs {
+		s.out = append(s.out, s.response(ctx, r))
 	}
-	return out
+	clear(rs)
+	s.spare = rs[:0]
+	return s.out
 }
 
 // stopped is closed when the member closes: the owner then closes the
