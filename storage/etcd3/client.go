@@ -107,3 +107,76 @@ type serializableKV struct{ clientv3.KV }
 func (kv serializableKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
 	return kv.KV.Get(ctx, key, append(opts[:len(opts):len(opts)], clientv3.WithSerializable())...)
 }
+
+// endedKV refuses a request whose context has already ended, before it
+// reaches the member, as a gRPC client does. The in-process client hands
+// a request to raft even then, and raft may still commit it (its Propose,
+// and etcd's wait for the result, each choose at random between the
+// request and the ended context): a write whose deadline had passed
+// could be stored and yet answered as timed out.
+type endedKV struct{ clientv3.KV }
+
+func (kv endedKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return kv.KV.Get(ctx, key, opts...)
+}
+
+func (kv endedKV) Put(ctx context.Context, key, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return kv.KV.Put(ctx, key, val, opts...)
+}
+
+func (kv endedKV) Delete(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.DeleteResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return kv.KV.Delete(ctx, key, opts...)
+}
+
+func (kv endedKV) Compact(ctx context.Context, rev int64, opts ...clientv3.CompactOption) (*clientv3.CompactResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return kv.KV.Compact(ctx, rev, opts...)
+}
+
+func (kv endedKV) Do(ctx context.Context, op clientv3.Op) (clientv3.OpResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return clientv3.OpResponse{}, err
+	}
+	return kv.KV.Do(ctx, op)
+}
+
+func (kv endedKV) Txn(ctx context.Context) clientv3.Txn {
+	return endedTxn{Txn: kv.KV.Txn(ctx), ctx: ctx}
+}
+
+// endedTxn is endedKV's transaction: Commit checks the context the
+// transaction was made with.
+type endedTxn struct {
+	clientv3.Txn
+	ctx context.Context
+}
+
+func (t endedTxn) If(cs ...clientv3.Cmp) clientv3.Txn {
+	return endedTxn{Txn: t.Txn.If(cs...), ctx: t.ctx}
+}
+
+func (t endedTxn) Then(ops ...clientv3.Op) clientv3.Txn {
+	return endedTxn{Txn: t.Txn.Then(ops...), ctx: t.ctx}
+}
+
+func (t endedTxn) Else(ops ...clientv3.Op) clientv3.Txn {
+	return endedTxn{Txn: t.Txn.Else(ops...), ctx: t.ctx}
+}
+
+func (t endedTxn) Commit() (*clientv3.TxnResponse, error) {
+	if err := t.ctx.Err(); err != nil {
+		return nil, err
+	}
+	return t.Txn.Commit()
+}

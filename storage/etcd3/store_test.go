@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -593,5 +594,33 @@ func TestSingleMemberReadsSeeWatchedWrites(t *testing.T) {
 	}
 	if stale > 0 {
 		t.Errorf("%d of %d reads made on hearing of a write were older than it", stale, writes)
+	}
+}
+
+// TestEndedContextStoresNothing: a write whose context has ended before
+// it reaches the embedded member is refused with the context's error
+// and stores nothing, as through a gRPC client.
+func TestEndedContextStoresNothing(t *testing.T) {
+	emb := etcd3test.StartEmbedded(t)
+	s := etcd3.New(etcd3.Config{Client: emb.Client})
+	ended, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	for i := range 40 {
+		key := configMaps.Key("ns", fmt.Sprint("late-", i))
+		if _, err := s.Create(ended, key, []byte(`{"metadata":{"name":"late"}}`)); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Create past its deadline = %v, want context.DeadlineExceeded", err)
+		}
+	}
+	// A write raft took is applied before any later one: after this
+	// one, every key it took is there to count.
+	if _, err := s.Create(testContext(t), configMaps.Key("ns", "marker"), []byte(`{"metadata":{"name":"marker"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := emb.Client.Get(testContext(t), "/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Count != 1 {
+		t.Errorf("%d keys stored by writes refused", resp.Count-1)
 	}
 }
