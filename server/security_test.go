@@ -95,14 +95,21 @@ func TestSecureByDefault(t *testing.T) {
 	}
 
 	// No credentials: the health and version paths only, as kube's
-	// bootstrap policy allows system:unauthenticated.
-	if code, body := anonymousGet(t, srv, "/healthz"); code != 200 || body != "ok" {
+	// bootstrap policy allows system:unauthenticated. /healthz answers
+	// 200 once the post-start hooks are done, a moment after Start.
+	var code int
+	var body string
+	waitFor(t, "the post-start hooks", func() bool {
+		code, body = anonymousGet(t, srv, "/healthz")
+		return code != http.StatusInternalServerError || !strings.Contains(body, "poststarthook/")
+	})
+	if code != 200 || body != "ok" {
 		t.Errorf("anonymous /healthz = %d %q, want 200 ok", code, body)
 	}
 	if code, _ := anonymousGet(t, srv, "/version"); code != 200 {
 		t.Errorf("anonymous /version = %d, want 200", code)
 	}
-	code, body := anonymousGet(t, srv, "/api/v1/secrets")
+	code, body = anonymousGet(t, srv, "/api/v1/secrets")
 	if want := `secrets is forbidden: User \"system:anonymous\" cannot list resource \"secrets\" in API group \"\" at the cluster scope`; code != 403 || !strings.Contains(body, want) {
 		t.Errorf("anonymous list of secrets = %d %s, want 403 with %s", code, body, want)
 	}
