@@ -21,6 +21,7 @@ import (
 	kadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/initializer"
 	admissionmetrics "k8s.io/apiserver/pkg/admission/metrics"
+	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
 	mutatingpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
 	validatingpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	webhookinit "k8s.io/apiserver/pkg/admission/plugin/webhook/initializer"
@@ -149,10 +150,20 @@ func New(cfg Config) (*Chain, error) {
 	// webhook plugins in by lazyWebhook unless a configuration file
 	// configures them (which building checks).
 	kube, all := kadmission.NewPlugins(), kadmission.NewPlugins()
-	var initializers kadmission.PluginInitializers
+	var initializers, lifecycleInitializers kadmission.PluginInitializers
 	configured := map[string]*configWatch{}
 	for _, p := range plugins {
 		p.register(kube)
+		if p.name == lifecycle.PluginName {
+			all.Register(p.name, func(io.Reader) (kadmission.Interface, error) {
+				h, err := kube.InitPlugin(p.name, nil, lifecycleInitializers)
+				if err != nil {
+					return nil, err
+				}
+				return initialized{h.(kadmission.MutationInterface)}, nil
+			})
+			continue
+		}
 		if p.name != mutatingwebhook.PluginName && p.name != validatingwebhook.PluginName {
 			p.register(all)
 			continue
@@ -199,6 +210,14 @@ func New(cfg Config) (*Chain, error) {
 			version, cfg.Drained, restMapper{mapper}),
 		webhookinit.NewPluginInitializer(authWrapper, cfg.ServiceResolver),
 		admission.NewPluginInitializer(quota, exclusion.Excluded()),
+	}
+	namespaces := freshNamespaces{
+		SharedInformerFactory: cfg.Informers,
+		lister:                registryNamespaces{reg: cfg.Registry, NamespaceLister: cfg.Informers.Core().V1().Namespaces().Lister()},
+	}
+	lifecycleInitializers = kadmission.PluginInitializers{
+		initializer.New(cfg.Client, cfg.Dynamic, namespaces, cfg.Authorizer, utilfeature.DefaultFeatureGate,
+			version, cfg.Drained, restMapper{mapper}),
 	}
 	c := &Chain{mapper: mapper, names: names, reg: cfg.Registry, converter: cfg.Converter}
 	// The plugins configured by objects, and the informers they read

@@ -2,6 +2,7 @@ package admission
 
 import (
 	kadmission "k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
 	mutatingpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
 	validatingpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/admission/plugin/resourcequota"
@@ -44,10 +45,10 @@ type plugin struct {
 
 // plugins are the plugins miniapi links, in kube-apiserver's order
 // (its AllOrderedPlugins; a test holds the two to the same order and
-// the same defaults). Namespace lifecycle is the registry's own check,
-// which runs for every namespaced write.
+// the same defaults).
 var plugins = []plugin{
 	{admit.PluginName, admit.Register, false},
+	{lifecycle.PluginName, lifecycle.Register, true},
 	{limitranger.PluginName, limitranger.Register, true},
 	{serviceaccount.PluginName, serviceaccount.Register, true},
 	{nodetaint.PluginName, nodetaint.Register, true},

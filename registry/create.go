@@ -3,7 +3,6 @@ package registry
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"fmt"
 	"math/big"
 	"net/http"
@@ -103,11 +102,6 @@ func (s *Store) create(ctx context.Context, ns string, obj *api.Object, opts Cre
 	if err := s.admitValidate(ctx, admission); err != nil {
 		return nil, err
 	}
-	if s.t.Namespaced {
-		if err := s.checkNamespaceWritable(ctx, ns, obj.Metadata.Name); err != nil {
-			return nil, err
-		}
-	}
 	generate := obj.Metadata.Name == ""
 	for attempt := 0; ; attempt++ {
 		if generate {
@@ -152,12 +146,6 @@ func (s *Store) createWithRules(ctx context.Context, ns string, obj *api.Object,
 		if err := s.admitValidate(ctx, &validate); err != nil {
 			finish(false)
 			return nil, err
-		}
-		if s.t.Namespaced && attempt == 0 {
-			if err := s.checkNamespaceWritable(ctx, ns, obj.Metadata.Name); err != nil {
-				finish(false)
-				return nil, err
-			}
 		}
 		out, retry, err := s.put(ctx, ns, try, generate, attempt, opts)
 		finish(err == nil && !retry && !opts.DryRun)
@@ -261,43 +249,6 @@ func (s *Store) validateCreate(obj *api.Object) field.ErrorList {
 	// As kube-apiserver for custom resources with a scale subresource:
 	// the replica paths are checked on every write, not only via /scale.
 	return append(errs, ValidateScale(s.t, obj)...)
-}
-
-// checkNamespaceWritable refuses writes into a namespace that does not
-// exist or is being deleted, as kube-apiserver's admission does. name is
-// the object's as the client sent it (empty when it is to be generated).
-func (s *Store) checkNamespaceWritable(ctx context.Context, ns, name string) error {
-	nsStore, ok := s.reg.namespaceStore()
-	if !ok || nsStore == s {
-		return nil
-	}
-	// As kube-apiserver's NamespaceLifecycle admission: look in the cache
-	// first ("0" accepts any cached state) and only on a miss ask etcd, so
-	// a namespace created a moment ago is found while most creates cost no
-	// etcd read.
-	data, err := nsStore.Get(ctx, "", ns, "0")
-	if api.IsNotFound(err) {
-		data, err = nsStore.Get(ctx, "", ns, "")
-	}
-	if err != nil {
-		return err
-	}
-	var meta struct {
-		Metadata struct {
-			DeletionTimestamp *api.Time `json:"deletionTimestamp"`
-		} `json:"metadata"`
-		Status struct {
-			Phase string `json:"phase"`
-		} `json:"status"`
-	}
-	if err := json.Unmarshal(data.Data, &meta); err != nil {
-		return fmt.Errorf("registry: decode namespace %q: %w", ns, err)
-	}
-	if meta.Metadata.DeletionTimestamp != nil || meta.Status.Phase == "Terminating" {
-		return api.NewForbidden(s.t.GroupResource(), name,
-			fmt.Sprintf("unable to create new content in namespace %s because it is being terminated", ns))
-	}
-	return nil
 }
 
 // displayName is the name to report in errors about obj.

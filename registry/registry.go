@@ -221,12 +221,3 @@ func (r *Registry) publishLocked(old *Snapshot, add, remove *Resource) {
 	r.snap.Store(next)
 	close(old.replaced)
 }
-
-// namespaceStore returns the Store of core/v1 namespaces, if served.
-func (r *Registry) namespaceStore() (*Store, bool) {
-	res, ok := r.Snapshot().Lookup("", "v1", "namespaces")
-	if !ok {
-		return nil, false
-	}
-	return res.Store, true
-}
