@@ -265,6 +265,13 @@ func (c *Cacher) open(ctx context.Context, prefix string, opts storage.WatchOpti
 	initial := opts.SendsInitialEvents()
 
 	wait := rv
+	if rv > 0 && !initial {
+		// As kube-apiserver 1.37's cacher: a watch from a revision the
+		// cache has not reached is not held up, nor refused; the events
+		// after it follow as they come. It waits only for a cache that
+		// has not started.
+		wait = 1
+	}
 	if opts.ResourceVersion == "" {
 		// A consistent start: reach etcd's current revision first.
 		// Without a revision to reach, the cache's state is the best

@@ -49,8 +49,8 @@
 //
 // Watch with "" starts with Added events for a consistent snapshot, "0"
 // with what the cache has, and N with exactly the events after N from the
-// ring: N older than the ring yields one Compacted ErrorEvent (410),
-// N newer than the cache a TooLargeResourceVersion error after waiting.
+// ring: N older than the ring yields one Compacted ErrorEvent (410);
+// from an N newer than the cache, the events after N as they come.
 // The snapshot and the watcher's registration happen under the watch
 // cache's lock, so no event is lost or repeated between them.
 //

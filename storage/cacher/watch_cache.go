@@ -332,6 +332,9 @@ func (wc *watchCache) register(w *cacheWatcher, prefix string, initial bool, rv 
 		w.initObjs = wc.snapshotLocked(prefix)
 	case rv == 0:
 		// No initial events and no revision: start from now.
+	case rv > wc.rev:
+		// From a revision not reached yet: the events after it.
+		w.startRev = rv
 	default:
 		if w.initEvents, ok = wc.eventsAfterLocked(rv, &w.filter); !ok {
 			return wc.oldestWatchLocked(), false

@@ -161,12 +161,28 @@ func TestWatchTooOldAndTooNew(t *testing.T) {
 	}
 	w.Stop()
 
-	_, err := h.c.Watch(h.ctx, testPrefix, storage.WatchOptions{ResourceVersion: fmt.Sprint(last.Revision + 1000)})
-	if !storage.IsTooLargeResourceVersion(err) {
-		t.Fatalf("watch from the future: %v", err)
-	}
 	if _, err := h.c.Watch(h.ctx, testPrefix, storage.WatchOptions{ResourceVersion: "-1"}); !storage.IsInvalid(err) {
 		t.Fatalf("invalid resourceVersion: %v", err)
+	}
+}
+
+// TestWatchFromTheFuture: a watch from a revision the cache has not
+// reached is accepted at once, as by kube-apiserver 1.37's cacher, and
+// gets the events after that revision, however long they take.
+func TestWatchFromTheFuture(t *testing.T) {
+	h := newHarness(t, Config{FreshnessTimeout: time.Millisecond})
+	rev := h.c.Stats().Revision
+	w, err := h.c.Watch(h.ctx, testPrefix, storage.WatchOptions{ResourceVersion: fmt.Sprint(rev + 3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	var last *storage.Object
+	for _, n := range []string{"a", "b", "c", "d"} {
+		last = h.create("ns", n, nil)
+	}
+	if ev := next(t, w); ev.Type != storage.Added || ev.Object.Key != last.Key {
+		t.Fatalf("got %s, want only the events after %d (%s)", describe(ev), rev+3, last.Key)
 	}
 }
 

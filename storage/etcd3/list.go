@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/miniapi/miniapi/storage"
@@ -59,6 +60,14 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 			ops = append(ops, clientv3.WithRev(readRev))
 		}
 		resp, err := s.get(ctx, "list", fromKey, ops...)
+		if errors.Is(err, rpctypes.ErrFutureRev) {
+			// As kube-apiserver's store: said with the current revision.
+			if cur, cerr := CurrentRevision(ctx, s.client); cerr == nil {
+				if tooLarge := checkNotTooLarge(prefix, readRev, cur); tooLarge != nil {
+					return nil, tooLarge
+				}
+			}
+		}
 		if err != nil {
 			return nil, listError(prefix, opts.Continue != "", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/fields"
@@ -209,10 +210,11 @@ func testListExact(t *testing.T, f Fixture) {
 func testListTooLargeResourceVersion(t *testing.T, f Fixture) {
 	rev := f.create(t, object{ns: "ns", name: "a"}).Revision
 	rv := strconv.FormatInt(rev+1000, 10)
-	for _, match := range []string{"", storage.MatchNotOlderThan} {
+	for _, match := range []string{"", storage.MatchNotOlderThan, storage.MatchExact} {
 		_, err := f.Store.List(testContext(t), f.Keys.Prefix(), storage.ListOptions{ResourceVersion: rv, ResourceVersionMatch: match})
-		if !storage.IsTooLargeResourceVersion(err) {
-			t.Errorf("list at resourceVersion %s match %q (current %d): %v, want TooLargeResourceVersion", rv, match, rev, err)
+		// kube-apiserver's words, whichever part of it answers.
+		if want := fmt.Sprintf("too large resource version: %s, current: ", rv); !storage.IsTooLargeResourceVersion(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("list at resourceVersion %s match %q (current %d): %v, want TooLargeResourceVersion saying %q", rv, match, rev, err, want)
 		}
 	}
 	if _, err := f.Store.List(testContext(t), f.Keys.Prefix(), storage.ListOptions{ResourceVersion: "x"}); !storage.IsInvalid(err) {
