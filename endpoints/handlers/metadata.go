@@ -46,12 +46,15 @@ func encodePartialObject(apiVersion string, data []byte) ([]byte, error) {
 }
 
 // partialObjectList reduces a list of stored objects to a
-// PartialObjectMetadataList with the list's metadata.
+// PartialObjectMetadataList with the list's metadata. An empty one has
+// "items": null, as kube-apiserver's.
 func partialObjectList(apiVersion string, meta api.ListMeta, items []*storage.Object) (*api.PartialObjectMetadataList, error) {
 	l := &api.PartialObjectMetadataList{
 		TypeMeta: api.TypeMeta{APIVersion: apiVersion, Kind: asPartialList},
 		Metadata: meta,
-		Items:    make([]api.PartialObjectMetadata, 0, len(items)),
+	}
+	if len(items) > 0 {
+		l.Items = make([]api.PartialObjectMetadata, 0, len(items))
 	}
 	for _, it := range items {
 		p, err := partialObject(apiVersion, it.Data)

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,6 +49,11 @@ func TestPartialObjectMetadataHTTP(t *testing.T) {
 	}
 	if it := items[0].(map[string]any); it["kind"] != "PartialObjectMetadata" || it["apiVersion"] != "meta.k8s.io/v1beta1" || fieldAt(it, "metadata.name") != "a" {
 		t.Fatalf("list item = %v", it)
+	}
+	// An empty list's items are null, as kube-apiserver writes them.
+	empty := f.Do("GET", cms+"?labelSelector=none%3Dhere", nil, "Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+	if body := string(empty.Body); empty.Code != 200 || !strings.Contains(body, `"items":null`) {
+		t.Errorf("empty PartialObjectMetadataList = %d %s", empty.Code, body)
 	}
 
 	next, _ := f.watchStream(cms+"?watch=true&resourceVersion="+fieldAt(l, "metadata.resourceVersion").(string),
