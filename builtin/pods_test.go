@@ -2,6 +2,8 @@ package builtin
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/miniapi/miniapi/api"
@@ -81,4 +83,64 @@ func mustGet(t *testing.T, s *registry.Store, ns, name string) *storage.Object {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestPodSubresourceManagedFields: writes through a pod's
+// ephemeralcontainers and resize subresources are recorded in
+// managedFields under the subresource's name, owning what they changed,
+// as kube-apiserver records them.
+func TestPodSubresourceManagedFields(t *testing.T) {
+	ctx := context.Background()
+	reg := newRegistry(t)
+	pods := storeFor(t, reg, "", "v1", "pods")
+	pod := create(t, pods, "ns", `{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"nginx","resources":{"requests":{"cpu":"100m"}}}]}}`)
+
+	write := func(sub, manager string, change func(spec map[string]any)) *api.Object {
+		t.Helper()
+		var spec map[string]any
+		if err := json.Unmarshal(pod.Fields["spec"], &spec); err != nil {
+			t.Fatal(err)
+		}
+		change(spec)
+		data, err := json.Marshal(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod.Fields["spec"] = data
+		out, err := pods.UpdateObject(ctx, "ns", "p", pod, registry.UpdateOptions{Subresource: sub, FieldManager: manager})
+		if err != nil {
+			t.Fatalf("%s: %v", sub, err)
+		}
+		pod = decodeObject(t, out)
+		return pod
+	}
+	entry := func(manager string) *api.ManagedFieldsEntry {
+		for i, e := range pod.Metadata.ManagedFields {
+			if e.Manager == manager {
+				return &pod.Metadata.ManagedFields[i]
+			}
+		}
+		t.Fatalf("no managedFields entry of %s in %+v", manager, pod.Metadata.ManagedFields)
+		return nil
+	}
+
+	write("ephemeralcontainers", "debugger", func(spec map[string]any) {
+		spec["ephemeralContainers"] = []any{map[string]any{"name": "dbg", "image": "busybox", "targetContainerName": "c"}}
+	})
+	if e := entry("debugger"); e.Subresource != "ephemeralcontainers" || e.Operation != "Update" ||
+		!strings.Contains(string(e.FieldsV1), `"f:ephemeralContainers":{".":{},"k:{\"name\":\"dbg\"}"`) {
+		t.Errorf("ephemeralcontainers entry %+v (%s)", e, e.FieldsV1)
+	}
+
+	write("resize", "resizer", func(spec map[string]any) {
+		c := spec["containers"].([]any)[0].(map[string]any)
+		c["resources"] = map[string]any{"requests": map[string]any{"cpu": "200m"}}
+	})
+	if e := entry("resizer"); e.Subresource != "resize" || !strings.Contains(string(e.FieldsV1), `"f:cpu":{}`) {
+		t.Errorf("resize entry %+v (%s)", e, e.FieldsV1)
+	}
+	// The creator no longer owns the request the resize changed.
+	if e := entry(registry.DefaultFieldManager); strings.Contains(string(e.FieldsV1), `"f:cpu"`) {
+		t.Errorf("the creator still owns the cpu request: %s", e.FieldsV1)
+	}
 }

@@ -49,6 +49,12 @@ type Config struct {
 	// Finalize is set for types with a /finalize subresource (namespaces):
 	// its writes are recorded with subresource "finalize".
 	Finalize bool
+	// Subresources are the type's other subresources written as views
+	// of the object (a pod's ephemeralcontainers and resize, a
+	// certificate signing request's approval): as in kube-apiserver,
+	// each write is recorded with the subresource's name, and owns what
+	// ResetFields leaves it (the main resource's without ResetFields).
+	Subresources []string
 	// ResetFields, when set, returns the fields that writes of a
 	// subresource ("" for the main resource) reset, so that no manager
 	// owns them: what a built-in kind's strategy for that subresource
@@ -73,6 +79,7 @@ type Manager struct {
 	main        *managedfields.FieldManager
 	status      *managedfields.FieldManager // nil without a status subresource
 	finalize    *managedfields.FieldManager // nil without a finalize subresource
+	others      map[string]*managedfields.FieldManager
 }
 
 // New builds the Manager for a type.
@@ -116,6 +123,20 @@ func New(cfg Config) (*Manager, error) {
 			return nil, err
 		}
 	}
+	for _, sub := range cfg.Subresources {
+		reset := mainReset
+		if cfg.ResetFields != nil {
+			reset = cfg.ResetFields(sub)
+		}
+		fm, err := m.newFieldManager(cfg, sub, reset)
+		if err != nil {
+			return nil, err
+		}
+		if m.others == nil {
+			m.others = map[string]*managedfields.FieldManager{}
+		}
+		m.others[sub] = fm
+	}
 	return m, nil
 }
 
@@ -145,7 +166,7 @@ func (m *Manager) forSubresource(subresource string) *managedfields.FieldManager
 	case SubresourceFinalize:
 		return m.finalize
 	}
-	return nil
+	return m.others[subresource]
 }
 
 // Update records, in obj's managedFields, that manager set the fields obj

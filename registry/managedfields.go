@@ -63,6 +63,11 @@ func (s *Store) fieldManager() (*fieldmanager.Manager, error) {
 			Kind: gvk, TypeConverter: tc, HasStatus: hasStatus(s.t.Strategy), CustomResource: !builtin,
 			Finalize: s.servesSubresource(SubresourceFinalize),
 		}
+		for _, sr := range Subresources(s.t) {
+			if sr.Serve == ServeUpdate && sr.Name != SubresourceStatus && sr.Name != SubresourceFinalize && sr.Name != SubresourceScale {
+				cfg.Subresources = append(cfg.Subresources, sr.Name)
+			}
+		}
 		if r, ok := s.t.Strategy.(FieldResetter); ok {
 			cfg.ResetFields = r.ResetFields
 		}
