@@ -97,7 +97,7 @@ func evict(ctx context.Context, pods podKind, store *registry.Store, ns, name st
 	case err != nil:
 		return nil, statusError(err)
 	case deleted:
-		return successStatus(0)
+		return successStatus()
 	}
 
 	var failure *api.Status
@@ -164,7 +164,7 @@ func evict(ctx context.Context, pods podKind, store *registry.Store, ns, name st
 		}
 		return nil, statusError(err)
 	}
-	return successStatus(0)
+	return successStatus()
 }
 
 // evictor carries one eviction through the registry's stores.

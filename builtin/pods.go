@@ -148,11 +148,12 @@ func bind(ctx context.Context, store *registry.Store, ns, name string, body []by
 		}
 		return nil, err
 	}
-	return successStatus(http.StatusCreated)
+	return successStatus()
 }
 
 // successStatus is the Status kube-apiserver answers a create that
-// returns no object with.
-func successStatus(code int32) ([]byte, error) {
-	return json.Marshal(api.Status{TypeMeta: api.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: api.StatusSuccess, Code: code})
+// returns no object with (a binding, an eviction): its create handler
+// gives the Status the create's code, 201.
+func successStatus() ([]byte, error) {
+	return json.Marshal(api.Status{TypeMeta: api.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: api.StatusSuccess, Code: http.StatusCreated})
 }
