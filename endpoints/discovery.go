@@ -80,6 +80,11 @@ var (
 	// noCollectionDeleteVerbs are the verbs of types that refuse
 	// deletecollection (namespaces).
 	noCollectionDeleteVerbs = []string{"create", "delete", "get", "list", "patch", "update", "watch"}
+	// customVerbs are the verbs of custom resources, in the order
+	// kube-apiserver's CRD discovery lists them; terminatingVerbs those
+	// of a custom resource whose CRD is being deleted.
+	customVerbs      = []string{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"}
+	terminatingVerbs = []string{"delete", "deletecollection", "get", "list", "watch"}
 )
 
 // servedGroup is one API group of a snapshot: its name ("" for core) and
@@ -201,13 +206,24 @@ func legacyResourceList(group string, v servedVersion) apiResourceList {
 }
 
 // discoverableSubresources are the subresources discovery lists: all a
-// type serves, in name order, but those miniapi does not serve yet.
+// type serves, in name order (a custom resource's status first, as
+// kube's CRD discovery), but those miniapi does not serve yet.
 func discoverableSubresources(t *registry.Type) []registry.Subresource {
 	var out []registry.Subresource
 	for _, sr := range registry.Subresources(t) {
 		if sr.Serve != registry.ServeNotYet {
 			out = append(out, sr)
 		}
+	}
+	if !builtinKind(t) {
+		// kube's CRD discovery lists status, then scale.
+		statusFirst := func(sr registry.Subresource) int {
+			if sr.Name == registry.SubresourceStatus {
+				return 0
+			}
+			return 1
+		}
+		slices.SortStableFunc(out, func(a, b registry.Subresource) int { return cmp.Compare(statusFirst(a), statusFirst(b)) })
 	}
 	return out
 }
@@ -356,6 +372,12 @@ func (s *server) resources(w http.ResponseWriter, r *http.Request, group, versio
 func verbsOf(t *registry.Type) []string {
 	if v, ok := t.Strategy.(registry.Virtual); ok {
 		return v.Verbs()
+	}
+	if !builtinKind(t) {
+		if t.CreatesRefused {
+			return terminatingVerbs
+		}
+		return customVerbs
 	}
 	if registry.SupportsDeleteCollection(t) {
 		return resourceVerbs

@@ -102,7 +102,10 @@ func TestLegacyDiscovery(t *testing.T) {
 		}},
 		{"/apis/example.com/v1", func(t *testing.T, b []byte) {
 			list := resourceListOf(t, b, "example.com/v1")
-			if w := list["widgets"]; !slices.Equal(w.ShortNames, []string{"wd"}) || w.Kind != "Widget" {
+			// A custom resource's verbs and subresources in the order of
+			// kube's CRD discovery.
+			if w := list["widgets"]; !slices.Equal(w.ShortNames, []string{"wd"}) || w.Kind != "Widget" ||
+				!slices.Equal(w.Verbs, []string{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"}) {
 				t.Errorf("widgets = %+v", w)
 			}
 			if _, ok := list["widgets/status"]; !ok {
@@ -110,6 +113,32 @@ func TestLegacyDiscovery(t *testing.T) {
 			}
 		}},
 	}
+	scaled := registry.Type{Group: "scaled.example.org", Version: "v1", Kind: "Scaled", Plural: "scaleds",
+		Strategy: registry.GenericStrategy{Status: true}, Scale: &registry.ScaleSubresource{SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.replicas"}}
+	// One whose CRD is being deleted lists only the verbs kube's does.
+	ending := registry.Type{Group: "scaled.example.org", Version: "v1", Kind: "Ending", Plural: "endings", CreatesRefused: true}
+	for _, typ := range []registry.Type{scaled, ending} {
+		if err := f.reg.Add(typ); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests = append(tests, struct {
+		path  string
+		check func(t *testing.T, body []byte)
+	}{"/apis/scaled.example.org/v1", func(t *testing.T, b []byte) {
+		var v metav1.APIResourceList
+		decodeStrict(t, b, &v)
+		var names []string
+		for _, r := range v.APIResources {
+			names = append(names, r.Name)
+			if r.Name == "endings" && !slices.Equal(r.Verbs, []string{"delete", "deletecollection", "get", "list", "watch"}) {
+				t.Errorf("a terminating custom resource's verbs: %v", r.Verbs)
+			}
+		}
+		if !slices.Equal(names, []string{"endings", "scaleds", "scaleds/status", "scaleds/scale"}) {
+			t.Errorf("listed as %v, want kube's CRD order", names)
+		}
+	}})
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
 			r := f.Do("GET", tc.path, nil)
