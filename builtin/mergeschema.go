@@ -57,18 +57,23 @@ func init() {
 	gob.Register([]any{})
 }
 
-// mergeModels are the models of the merge schema: every served kind, and
-// Scale (the scale subresources' kind).
+// mergeModels are the models of the merge schema: every served kind
+// (the reviews included: kube-apiserver records their creator's
+// managedFields too), Scale (the scale subresources' kind) and
+// TokenRequest (serviceaccounts/token's).
 func mergeModels() []string {
 	var names []string
-	for _, r := range resources(Config{}) {
+	for _, r := range append(resources(Config{}), reviewResources(&Auth{})...) {
 		gvk := schema.GroupVersionKind{Group: r.group, Version: r.version, Kind: r.kind}
 		if name, err := scheme.ToOpenAPIDefinitionName(gvk); err == nil {
 			names = append(names, name)
 		}
 	}
-	return append(names, ModelScale)
+	return append(names, ModelScale, modelTokenRequest)
 }
+
+// modelTokenRequest is the definition of serviceaccounts/token's kind.
+const modelTokenRequest = "io.k8s.api.authentication.v1.TokenRequest"
 
 // buildMergeTypes builds the merge schema of models from kube's
 // definitions, as kube-apiserver builds its own

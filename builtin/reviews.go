@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/fieldmanager"
 	"github.com/miniapi/miniapi/registry"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -80,6 +82,55 @@ type reviewKind struct {
 	rest rest.Creater
 }
 
+// tokenRequest is serviceaccounts/token's kind.
+var tokenRequest = schema.GroupVersionKind{Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest"}
+
+// creators are the field managers of the kinds that are created and
+// answered but never stored (the reviews, TokenRequests), by kind and
+// subresource, each built at its first create.
+var creators sync.Map // creatorKey -> func() (*fieldmanager.Manager, error)
+
+type creatorKey struct {
+	gvk         schema.GroupVersionKind
+	subresource string
+}
+
+// recordCreator records the creator in body's managedFields, as
+// kube-apiserver's create handler does for every create before the REST
+// storage sees the object: the kinds whose answer is the object they
+// were given (TokenReview, the SubjectAccessReviews, TokenRequest) carry
+// the entry back. As there, a failure to compute it leaves the body as
+// it is.
+func recordCreator(gvk schema.GroupVersionKind, subresource string, body []byte, manager string) []byte {
+	build, _ := creators.LoadOrStore(creatorKey{gvk, subresource}, sync.OnceValues(func() (*fieldmanager.Manager, error) {
+		tc, err := mergeSchema()
+		if err != nil {
+			return nil, err
+		}
+		return fieldmanager.New(fieldmanager.Config{Kind: gvk, TypeConverter: tc, Subresource: subresource})
+	}))
+	fm, err := build.(func() (*fieldmanager.Manager, error))()
+	if err != nil {
+		return body
+	}
+	var obj api.Object
+	if json.Unmarshal(body, &obj) != nil {
+		return body // decodeDefaulted says what is wrong
+	}
+	if manager == "" {
+		manager = registry.DefaultFieldManager
+	}
+	out, err := fm.Update(nil, &obj, manager, subresource)
+	if err != nil {
+		return body
+	}
+	data, err := out.MarshalJSON()
+	if err != nil {
+		return body
+	}
+	return data
+}
+
 var (
 	_ registry.Virtual        = reviewKind{}
 	_ registry.VirtualCreater = reviewKind{}
@@ -91,7 +142,7 @@ func (reviewKind) Verbs() []string { return []string{"create"} }
 // CreateVirtual answers the review: the requesting user is the one kube's
 // authentication filter put in ctx.
 func (k reviewKind) CreateVirtual(ctx context.Context, _ *registry.Registry, ns string, body []byte, opts registry.CreateOptions) ([]byte, error) {
-	in, err := decodeDefaulted(k.gvk, body)
+	in, err := decodeDefaulted(k.gvk, recordCreator(k.gvk, "", body, opts.FieldManager))
 	if err != nil {
 		return nil, err
 	}
@@ -126,8 +177,7 @@ func (k serviceAccountKind) CreateSubresource(ctx context.Context, store *regist
 	if subresource != "token" || k.auth == nil || k.auth.Issuer == nil {
 		return nil, api.NewGenericNotFound()
 	}
-	tokenRequest := schema.GroupVersionKind{Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest"}
-	in, err := decodeDefaulted(tokenRequest, body)
+	in, err := decodeDefaulted(tokenRequest, recordCreator(tokenRequest, subresource, body, opts.FieldManager))
 	if err != nil {
 		return nil, err
 	}

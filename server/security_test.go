@@ -158,7 +158,8 @@ func TestSecureByDefault(t *testing.T) {
 	if _, err := admin.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "bob"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "bob", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	hour := int64(3600)
+	tr, err := admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "bob", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &hour}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,6 +177,20 @@ func TestSecureByDefault(t *testing.T) {
 	}
 	if !review.Status.Authenticated || review.Status.User.Username != "system:serviceaccount:default:bob" {
 		t.Errorf("token review = %+v", review.Status)
+	}
+	// As kube-apiserver's create handler, the creator is recorded in
+	// what the request sent, and the answers that return it carry it.
+	for _, c := range []struct {
+		what, subresource, field string
+		managed                  []metav1.ManagedFieldsEntry
+	}{
+		{"token request", "token", `"f:expirationSeconds":{}`, tr.ManagedFields},
+		{"token review", "", `"f:token":{}`, review.ManagedFields},
+	} {
+		if len(c.managed) != 1 || c.managed[0].Operation != metav1.ManagedFieldsOperationUpdate || c.managed[0].Manager != "server.test" ||
+			c.managed[0].Subresource != c.subresource || !strings.Contains(string(c.managed[0].FieldsV1.Raw), c.field) {
+			t.Errorf("%s's managedFields = %+v", c.what, c.managed)
+		}
 	}
 
 	// Bound to view: bob reads, and is refused writes with kube's words.
