@@ -79,7 +79,11 @@ func TestFilterKeepsHijackAndFlush(t *testing.T) {
 		buf.Flush()
 	}))
 	// What kube's request-info filter would have put in the context.
+	// served closes once the filter has recorded the request: the client
+	// has its answer a moment before.
+	served := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(served)
 		info := &request.RequestInfo{IsResourceRequest: true, Verb: "watch", Resource: "configmaps", Namespace: "ns"}
 		h.ServeHTTP(w, r.WithContext(request.WithRequestInfo(r.Context(), info)))
 	}))
@@ -95,6 +99,7 @@ func TestFilterKeepsHijackAndFlush(t *testing.T) {
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		t.Errorf("status %d, want 101", resp.StatusCode)
 	}
+	<-served
 	if es := j.Entries(Requests()); len(es) != 1 || es[0].Code != http.StatusSwitchingProtocols || es[0].Verb != "watch" {
 		t.Errorf("entries %+v, want one watch answered 101", es)
 	}
