@@ -213,7 +213,7 @@ func New(cfg Config) (*Chain, error) {
 	}
 	namespaces := freshNamespaces{
 		SharedInformerFactory: cfg.Informers,
-		lister:                registryNamespaces{reg: cfg.Registry, NamespaceLister: cfg.Informers.Core().V1().Namespaces().Lister()},
+		lister:                registryNamespaces{reg: cfg.Registry, NamespaceLister: cfg.Informers.Core().V1().Namespaces().Lister(), decoded: &sync.Map{}},
 	}
 	lifecycleInitializers = kadmission.PluginInitializers{
 		initializer.New(cfg.Client, cfg.Dynamic, namespaces, cfg.Authorizer, utilfeature.DefaultFeatureGate,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/registry"
@@ -72,6 +73,15 @@ func (i freshNamespaceInformer) Lister() corelisters.NamespaceLister { return i.
 type registryNamespaces struct {
 	reg *registry.Registry
 	corelisters.NamespaceLister
+	// decoded holds the last namespace decoded under each name, with its
+	// revision: every create in a namespace reads it, and it seldom
+	// changes. What a lister returns is read-only, as an informer's.
+	decoded *sync.Map // name -> decodedNamespace
+}
+
+type decodedNamespace struct {
+	revision int64
+	ns       *corev1.Namespace
 }
 
 func (r registryNamespaces) List(selector labels.Selector) ([]*corev1.Namespace, error) {
@@ -89,14 +99,19 @@ func (r registryNamespaces) Get(name string) (*corev1.Namespace, error) {
 		obj, err = res.Store.Get(ctx, "", name, "")
 	}
 	if api.IsNotFound(err) {
+		r.decoded.Delete(name)
 		return nil, kerrors.NewNotFound(corev1.Resource("namespaces"), name)
 	}
 	if err != nil {
 		return nil, err
 	}
+	if d, ok := r.decoded.Load(name); ok && d.(decodedNamespace).revision == obj.Revision {
+		return d.(decodedNamespace).ns, nil
+	}
 	ns := &corev1.Namespace{}
 	if err := json.Unmarshal(obj.Data, ns); err != nil {
 		return nil, fmt.Errorf("admission: decode namespace %q: %w", name, err)
 	}
+	r.decoded.Store(name, decodedNamespace{revision: obj.Revision, ns: ns})
 	return ns, nil
 }
