@@ -108,74 +108,95 @@ func (kv serializableKV) Get(ctx context.Context, key string, opts ...clientv3.O
 	return kv.KV.Get(ctx, key, append(opts[:len(opts):len(opts)], clientv3.WithSerializable())...)
 }
 
-// endedKV refuses a request whose context has already ended, before it
-// reaches the member, as a gRPC client does. The in-process client hands
-// a request to raft even then, and raft may still commit it (its Propose,
+// GuardedKV wraps kv so that each request first asks refuse, with the
+// request's context, and fails with its error instead of reaching etcd;
+// a transaction asks at Commit, where it reaches etcd. Calls the
+// wrapper does not know pass through.
+func GuardedKV(kv clientv3.KV, refuse func(context.Context) error) clientv3.KV {
+	return guardedKV{KV: kv, refuse: refuse}
+}
+
+// ended refuses a request whose context has already ended, as a gRPC
+// client does before sending it. The in-process client hands such a
+// request to raft even then, and raft may still commit it (its Propose,
 // and etcd's wait for the result, each choose at random between the
 // request and the ended context): a write whose deadline had passed
 // could be stored and yet answered as timed out.
-type endedKV struct{ clientv3.KV }
+func ended(ctx context.Context) error { return ctx.Err() }
 
-func (kv endedKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	if err := ctx.Err(); err != nil {
+type guardedKV struct {
+	clientv3.KV
+	refuse func(context.Context) error
+}
+
+func (kv guardedKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	if err := kv.refuse(ctx); err != nil {
 		return nil, err
 	}
 	return kv.KV.Get(ctx, key, opts...)
 }
 
-func (kv endedKV) Put(ctx context.Context, key, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error) {
-	if err := ctx.Err(); err != nil {
+func (kv guardedKV) GetStream(ctx context.Context, key string, opts ...clientv3.OpOption) (clientv3.GetStreamChan, error) {
+	if err := kv.refuse(ctx); err != nil {
+		return nil, err
+	}
+	return kv.KV.GetStream(ctx, key, opts...)
+}
+
+func (kv guardedKV) Put(ctx context.Context, key, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error) {
+	if err := kv.refuse(ctx); err != nil {
 		return nil, err
 	}
 	return kv.KV.Put(ctx, key, val, opts...)
 }
 
-func (kv endedKV) Delete(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.DeleteResponse, error) {
-	if err := ctx.Err(); err != nil {
+func (kv guardedKV) Delete(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.DeleteResponse, error) {
+	if err := kv.refuse(ctx); err != nil {
 		return nil, err
 	}
 	return kv.KV.Delete(ctx, key, opts...)
 }
 
-func (kv endedKV) Compact(ctx context.Context, rev int64, opts ...clientv3.CompactOption) (*clientv3.CompactResponse, error) {
-	if err := ctx.Err(); err != nil {
+func (kv guardedKV) Compact(ctx context.Context, rev int64, opts ...clientv3.CompactOption) (*clientv3.CompactResponse, error) {
+	if err := kv.refuse(ctx); err != nil {
 		return nil, err
 	}
 	return kv.KV.Compact(ctx, rev, opts...)
 }
 
-func (kv endedKV) Do(ctx context.Context, op clientv3.Op) (clientv3.OpResponse, error) {
-	if err := ctx.Err(); err != nil {
+func (kv guardedKV) Do(ctx context.Context, op clientv3.Op) (clientv3.OpResponse, error) {
+	if err := kv.refuse(ctx); err != nil {
 		return clientv3.OpResponse{}, err
 	}
 	return kv.KV.Do(ctx, op)
 }
 
-func (kv endedKV) Txn(ctx context.Context) clientv3.Txn {
-	return endedTxn{Txn: kv.KV.Txn(ctx), ctx: ctx}
+func (kv guardedKV) Txn(ctx context.Context) clientv3.Txn {
+	return guardedTxn{Txn: kv.KV.Txn(ctx), ctx: ctx, refuse: kv.refuse}
 }
 
-// endedTxn is endedKV's transaction: Commit checks the context the
-// transaction was made with.
-type endedTxn struct {
+// guardedTxn is guardedKV's transaction: Commit asks refuse with the
+// context the transaction was made with.
+type guardedTxn struct {
 	clientv3.Txn
-	ctx context.Context
+	ctx    context.Context
+	refuse func(context.Context) error
 }
 
-func (t endedTxn) If(cs ...clientv3.Cmp) clientv3.Txn {
-	return endedTxn{Txn: t.Txn.If(cs...), ctx: t.ctx}
+func (t guardedTxn) If(cs ...clientv3.Cmp) clientv3.Txn {
+	return guardedTxn{Txn: t.Txn.If(cs...), ctx: t.ctx, refuse: t.refuse}
 }
 
-func (t endedTxn) Then(ops ...clientv3.Op) clientv3.Txn {
-	return endedTxn{Txn: t.Txn.Then(ops...), ctx: t.ctx}
+func (t guardedTxn) Then(ops ...clientv3.Op) clientv3.Txn {
+	return guardedTxn{Txn: t.Txn.Then(ops...), ctx: t.ctx, refuse: t.refuse}
 }
 
-func (t endedTxn) Else(ops ...clientv3.Op) clientv3.Txn {
-	return endedTxn{Txn: t.Txn.Else(ops...), ctx: t.ctx}
+func (t guardedTxn) Else(ops ...clientv3.Op) clientv3.Txn {
+	return guardedTxn{Txn: t.Txn.Else(ops...), ctx: t.ctx, refuse: t.refuse}
 }
 
-func (t endedTxn) Commit() (*clientv3.TxnResponse, error) {
-	if err := t.ctx.Err(); err != nil {
+func (t guardedTxn) Commit() (*clientv3.TxnResponse, error) {
+	if err := t.refuse(t.ctx); err != nil {
 		return nil, err
 	}
 	return t.Txn.Commit()

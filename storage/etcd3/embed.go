@@ -294,7 +294,7 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 		}
 	} else {
 		emb.Client = v3client.New(e.Server)
-		emb.Client.KV = endedKV{emb.Client.KV}
+		emb.Client.KV = GuardedKV(emb.Client.KV, ended)
 		emb.watches = newMVCCWatcher(e.Server)
 		emb.Client.Watcher = emb.watches
 	}
