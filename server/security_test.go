@@ -188,7 +188,7 @@ func TestSecureByDefault(t *testing.T) {
 		{"token review", "", `"f:token":{}`, review.ManagedFields},
 	} {
 		if len(c.managed) != 1 || c.managed[0].Operation != metav1.ManagedFieldsOperationUpdate || c.managed[0].Manager != "server.test" ||
-			c.managed[0].Subresource != c.subresource || !strings.Contains(string(c.managed[0].FieldsV1.Raw), c.field) {
+			c.managed[0].Subresource != c.subresource || !strings.Contains(c.managed[0].FieldsV1.GetRawString(), c.field) {
 			t.Errorf("%s's managedFields = %+v", c.what, c.managed)
 		}
 	}
