@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
 )
 
@@ -49,9 +50,9 @@ func (q *request) list() {
 // writeList answers a <Kind>List of stored items. Plain JSON is streamed:
 // the stored bytes of each item go to the connection as they are, with no
 // list-sized buffer in between; other formats convert the assembled list.
-func writeList(w http.ResponseWriter, out output, code int, apiVersion, listKind string, meta api.ListMeta, items []*storage.Object) {
+func writeList(w http.ResponseWriter, out output, code int, apiVersion, listKind string, itemPrefix []byte, meta api.ListMeta, items []*storage.Object) {
 	if out.mediaType != mediaJSON || out.pretty {
-		data, err := encodeItems(apiVersion, listKind, meta, items)
+		data, err := encodeItems(apiVersion, listKind, itemPrefix, meta, items)
 		if err != nil {
 			http.Error(w, "encoding failed", http.StatusInternalServerError)
 			return
@@ -69,7 +70,7 @@ func writeList(w http.ResponseWriter, out output, code int, apiVersion, listKind
 		if i > 0 {
 			size++
 		}
-		size += len(it.Data)
+		size += len(listItem(it.Data, itemPrefix)) + 1
 	}
 	w.Header().Set("Content-Type", mediaJSON)
 	w.Header().Set("Content-Length", strconv.Itoa(size))
@@ -87,7 +88,8 @@ func writeList(w http.ResponseWriter, out output, code int, apiVersion, listKind
 		if i > 0 {
 			bw.Write(listComma)
 		}
-		if _, err := bw.Write(it.Data); err != nil {
+		bw.WriteByte('{')
+		if _, err := bw.Write(listItem(it.Data, itemPrefix)); err != nil {
 			return // the client went away
 		}
 	}
@@ -116,9 +118,29 @@ func listHead(apiVersion, listKind string, meta api.ListMeta) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// itemPrefix is how a stored object of t begins when kube-apiserver
+// leaves that beginning out of its lists' items: the items of a
+// built-in kind's list carry no apiVersion and kind (a custom
+// resource's, unstructured, do). nil for kinds whose items keep them.
+func itemPrefix(t *registry.Type) []byte {
+	if _, ok := t.Strategy.(registry.OpenAPIModeler); !ok {
+		return nil
+	}
+	return fmt.Appendf(nil, `{"apiVersion":%q,"kind":%q,`, t.APIVersion(), t.Kind)
+}
+
+// listItem is an item's stored bytes after the opening brace, without
+// prefix when they start with it.
+func listItem(data, prefix []byte) []byte {
+	if len(prefix) > 0 && bytes.HasPrefix(data, prefix) {
+		return data[len(prefix):]
+	}
+	return data[1:]
+}
+
 // encodeItems writes {"apiVersion","kind","metadata","items":[...]} with
-// each item's stored bytes copied as they are.
-func encodeItems(apiVersion, listKind string, meta api.ListMeta, items []*storage.Object) ([]byte, error) {
+// each item's stored bytes copied as they are, less itemPrefix.
+func encodeItems(apiVersion, listKind string, itemPrefix []byte, meta api.ListMeta, items []*storage.Object) ([]byte, error) {
 	head, err := listHead(apiVersion, listKind, meta)
 	if err != nil {
 		return nil, err
@@ -133,7 +155,8 @@ func encodeItems(apiVersion, listKind string, meta api.ListMeta, items []*storag
 		if i > 0 {
 			buf.Write(listComma)
 		}
-		buf.Write(it.Data)
+		buf.WriteByte('{')
+		buf.Write(listItem(it.Data, itemPrefix))
 	}
 	buf.Write(listTail)
 	return buf.Bytes(), nil

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -754,4 +755,45 @@ func TestDeleteCollectionAsKube(t *testing.T) {
 		"spec": map[string]any{"nodeName": "n1", "containers": []any{map[string]any{"name": "c", "image": "x"}}}})
 	f.Must(200, "DELETE", pods+"?gracePeriodSeconds=0", nil)
 	f.Status(f.Do("GET", pods+"/p", nil), 404, "NotFound")
+}
+
+// TestListItemsTypeMeta: as kube-apiserver writes them, the items of a
+// built-in kind's list have no apiVersion or kind, and a custom
+// resource's keep theirs, streamed, pretty-printed or not; the streamed
+// list's Content-Length is its length.
+func TestListItemsTypeMeta(t *testing.T) {
+	f := newFixture(t)
+	f.Must(201, "POST", "/api/v1/namespaces", ns("ns1"))
+	f.Must(201, "POST", cms, configMap("a", nil, map[string]string{"k": "v"}))
+	f.Must(201, "POST", cms, configMap("b", nil, nil))
+	f.Must(201, "POST", widgets, map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"}})
+	for _, c := range []struct {
+		path     string
+		typeMeta bool
+	}{
+		{cms, false}, {cms + "?pretty=true", false}, {cms + "?limit=1", false},
+		{widgets, true}, {widgets + "?pretty=true", true},
+	} {
+		r := f.Do("GET", c.path, nil)
+		if r.Code != 200 {
+			t.Fatalf("GET %s = %d", c.path, r.Code)
+		}
+		if n, err := strconv.Atoi(r.Header.Get("Content-Length")); err == nil && n != len(r.Body) {
+			t.Errorf("GET %s: Content-Length %d, body %d bytes", c.path, n, len(r.Body))
+		}
+		var l struct {
+			Kind  string           `json:"kind"`
+			Items []map[string]any `json:"items"`
+		}
+		if err := json.Unmarshal(r.Body, &l); err != nil || len(l.Items) == 0 {
+			t.Fatalf("GET %s: %v %s", c.path, err, r.Body)
+		}
+		for _, it := range l.Items {
+			_, hasKind := it["kind"]
+			_, hasVersion := it["apiVersion"]
+			if hasKind != c.typeMeta || hasVersion != c.typeMeta || it["metadata"] == nil {
+				t.Errorf("GET %s: item %v, want apiVersion and kind %v", c.path, it, c.typeMeta)
+			}
+		}
+	}
 }
