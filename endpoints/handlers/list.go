@@ -50,9 +50,9 @@ func (q *request) list() {
 // writeList answers a <Kind>List of stored items. Plain JSON is streamed:
 // the stored bytes of each item go to the connection as they are, with no
 // list-sized buffer in between; other formats convert the assembled list.
-func writeList(w http.ResponseWriter, out output, code int, apiVersion, listKind string, itemPrefix []byte, meta api.ListMeta, items []*storage.Object) {
+func writeList(w http.ResponseWriter, out output, code int, shape listShape, meta api.ListMeta, items []*storage.Object) {
 	if out.mediaType != mediaJSON || out.pretty {
-		data, err := encodeItems(apiVersion, listKind, itemPrefix, meta, items)
+		data, err := encodeItems(shape, meta, items)
 		if err != nil {
 			http.Error(w, "encoding failed", http.StatusInternalServerError)
 			return
@@ -60,7 +60,7 @@ func writeList(w http.ResponseWriter, out output, code int, apiVersion, listKind
 		writeJSONBytes(w, out, code, data)
 		return
 	}
-	head, err := listHead(apiVersion, listKind, meta)
+	head, err := listHead(shape.apiVersion, shape.listKind, meta)
 	if err != nil {
 		http.Error(w, "encoding failed", http.StatusInternalServerError)
 		return
@@ -70,7 +70,7 @@ func writeList(w http.ResponseWriter, out output, code int, apiVersion, listKind
 		if i > 0 {
 			size++
 		}
-		size += len(listItem(it.Data, itemPrefix)) + 1
+		size += len(shape.item(it.Data)) + 1
 	}
 	w.Header().Set("Content-Type", mediaJSON)
 	w.Header().Set("Content-Length", strconv.Itoa(size))
@@ -89,7 +89,7 @@ func writeList(w http.ResponseWriter, out output, code int, apiVersion, listKind
 			bw.Write(listComma)
 		}
 		bw.WriteByte('{')
-		if _, err := bw.Write(listItem(it.Data, itemPrefix)); err != nil {
+		if _, err := bw.Write(shape.item(it.Data)); err != nil {
 			return // the client went away
 		}
 	}
@@ -118,30 +118,39 @@ func listHead(apiVersion, listKind string, meta api.ListMeta) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// itemPrefix is how a stored object of t begins when kube-apiserver
-// leaves that beginning out of its lists' items: the items of a
+// listShape is how a type's lists are written: their apiVersion and
+// kind, and itemPrefix, how a stored object begins when kube-apiserver
+// leaves that beginning out of its lists' items. The items of a
 // built-in kind's list carry no apiVersion and kind (a custom
-// resource's, unstructured, do). nil for kinds whose items keep them.
-func itemPrefix(t *registry.Type) []byte {
-	if _, ok := t.Strategy.(registry.OpenAPIModeler); !ok {
-		return nil
-	}
-	return fmt.Appendf(nil, `{"apiVersion":%q,"kind":%q,`, t.APIVersion(), t.Kind)
+// resource's, unstructured, do); itemPrefix is nil for kinds whose
+// items keep them.
+type listShape struct {
+	apiVersion, listKind string
+	itemPrefix           []byte
 }
 
-// listItem is an item's stored bytes after the opening brace, without
-// prefix when they start with it.
-func listItem(data, prefix []byte) []byte {
-	if len(prefix) > 0 && bytes.HasPrefix(data, prefix) {
-		return data[len(prefix):]
+func listShapeOf(t *registry.Type) listShape {
+	shape := listShape{apiVersion: t.APIVersion(), listKind: t.ListKind}
+	if _, ok := t.Strategy.(registry.OpenAPIModeler); ok {
+		shape.itemPrefix = fmt.Appendf(nil, `{"apiVersion":%q,"kind":%q,`, t.APIVersion(), t.Kind)
+	}
+	return shape
+}
+
+// item is an item's stored bytes after the opening brace, without
+// itemPrefix when they start with it.
+func (s listShape) item(data []byte) []byte {
+	if len(s.itemPrefix) > 0 && bytes.HasPrefix(data, s.itemPrefix) {
+		return data[len(s.itemPrefix):]
 	}
 	return data[1:]
 }
 
 // encodeItems writes {"apiVersion","kind","metadata","items":[...]} with
-// each item's stored bytes copied as they are, less itemPrefix.
-func encodeItems(apiVersion, listKind string, itemPrefix []byte, meta api.ListMeta, items []*storage.Object) ([]byte, error) {
-	head, err := listHead(apiVersion, listKind, meta)
+// each item's stored bytes copied as they are, less the shape's
+// itemPrefix.
+func encodeItems(shape listShape, meta api.ListMeta, items []*storage.Object) ([]byte, error) {
+	head, err := listHead(shape.apiVersion, shape.listKind, meta)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +165,7 @@ func encodeItems(apiVersion, listKind string, itemPrefix []byte, meta api.ListMe
 			buf.Write(listComma)
 		}
 		buf.WriteByte('{')
-		buf.Write(listItem(it.Data, itemPrefix))
+		buf.Write(shape.item(it.Data))
 	}
 	buf.Write(listTail)
 	return buf.Bytes(), nil

@@ -269,16 +269,17 @@ func (q *request) writeItems(out output, code int, meta api.ListMeta, items []*s
 	var err error
 	switch out.as {
 	case "":
+		shape := listShapeOf(q.t)
 		if !auditLevel(q.r).Less(auditinternal.LevelRequestResponse) {
-			if data, err := encodeItems(q.t.APIVersion(), q.t.ListKind, itemPrefix(q.t), meta, items); err == nil {
+			if data, err := encodeItems(shape, meta, items); err == nil {
 				auditResponseObject(q.r, data)
 			}
 		}
 		if !proto {
-			writeList(q.w, out, code, q.t.APIVersion(), q.t.ListKind, itemPrefix(q.t), meta, items)
+			writeList(q.w, out, code, shape, meta, items)
 			return
 		}
-		if data, err = encodeItems(q.t.APIVersion(), q.t.ListKind, itemPrefix(q.t), meta, items); err == nil {
+		if data, err = encodeItems(shape, meta, items); err == nil {
 			data, err = protoCodecs().fromJSON(listKindOf(q.t), data)
 		}
 	case asPartial:
