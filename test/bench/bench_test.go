@@ -91,7 +91,7 @@ func TestSmoke(t *testing.T) {
 			}
 		}
 	}
-	if s := rep.Startup; s == nil || len(s.Cases) != 6 {
+	if s := rep.Startup; s == nil || len(s.Cases) != 8 {
 		t.Errorf("startup: missing cases: %+v", rep.Startup)
 	} else {
 		for _, c := range s.Cases {

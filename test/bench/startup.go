@@ -22,8 +22,9 @@ import (
 
 // StartupResult is how long miniapi takes from nothing to a 200 from
 // /readyz, in-process (server.Start) and as a new process (exec of the
-// built binary), over an empty data directory and over one that holds
-// objects and extra types; and the memory it holds once idle.
+// built binary), over an empty data directory, over one a start has
+// already bootstrapped (a restart) and over one that holds objects and
+// extra types; and the memory it holds once idle.
 type StartupResult struct {
 	Runs int `json:"runs"`
 	// Objects and Types size the loaded data directory: Objects objects,
@@ -40,6 +41,10 @@ type StartupCase struct {
 	Name   string `json:"name"`
 	Binary bool   `json:"binary"`
 	Loaded bool   `json:"loaded"`
+	// Restart is a start over a data directory an earlier start has
+	// bootstrapped (system namespaces, RBAC policy, flow control
+	// configuration, the default ServiceCIDR) and nothing else.
+	Restart bool `json:"restart,omitempty"`
 	// NoControllers is a start with every built-in controller off
 	// (--controllers naming each with "-").
 	NoControllers bool `json:"noControllers,omitempty"`
@@ -86,19 +91,27 @@ func runStartup(ctx context.Context, cfg config) (*StartupResult, error) {
 		return res, fmt.Errorf("seed: %w", err)
 	}
 
+	restarted := filepath.Join(work, "restart")
+	logf(cfg, "bootstrapping a data directory to restart from")
+	if err := seedRestart(ctx, restarted); err != nil {
+		return res, fmt.Errorf("seed: %w", err)
+	}
+
 	cases := []struct {
-		name           string
-		binary, loaded bool
+		name                    string
+		binary, loaded, restart bool
 		// noControllers starts the server with every built-in controller
 		// off, to set against the same case with all of them on.
 		noControllers bool
 	}{
-		{"in-process, empty", false, false, false},
-		{"in-process, empty, no controllers", false, false, true},
-		{"in-process, loaded", false, true, false},
-		{"binary, empty", true, false, false},
-		{"binary, empty, no controllers", true, false, true},
-		{"binary, loaded", true, true, false},
+		{"in-process, empty", false, false, false, false},
+		{"in-process, empty, no controllers", false, false, false, true},
+		{"in-process, restart", false, false, true, false},
+		{"in-process, loaded", false, true, false, false},
+		{"binary, empty", true, false, false, false},
+		{"binary, empty, no controllers", true, false, false, true},
+		{"binary, restart", true, false, true, false},
+		{"binary, loaded", true, true, false, false},
 	}
 	// Runs go round the cases, so that load from other processes on a
 	// shared machine falls on every case alike: the differences between
@@ -106,7 +119,7 @@ func runStartup(ctx context.Context, cfg config) (*StartupResult, error) {
 	res.Cases = make([]StartupCase, len(cases))
 	times := make([][]time.Duration, len(cases))
 	for i, c := range cases {
-		res.Cases[i] = StartupCase{Name: c.name, Binary: c.binary, Loaded: c.loaded, NoControllers: c.noControllers}
+		res.Cases[i] = StartupCase{Name: c.name, Binary: c.binary, Loaded: c.loaded, Restart: c.restart, NoControllers: c.noControllers}
 	}
 	stopProfile := cfg.profile("startup")
 	defer stopProfile()
@@ -116,8 +129,11 @@ func runStartup(ctx context.Context, cfg config) (*StartupResult, error) {
 				return res, ctx.Err()
 			}
 			dir := filepath.Join(work, fmt.Sprintf("empty-%s-%d-%d", strconv.FormatBool(c.binary), i, run))
-			if c.loaded {
+			switch {
+			case c.loaded:
 				dir = loaded
+			case c.restart:
+				dir = restarted
 			}
 			// Memory is read on the last run only: the idle wait would
 			// otherwise dominate the scenario's time.
@@ -132,7 +148,7 @@ func runStartup(ctx context.Context, cfg config) (*StartupResult, error) {
 				return res, fmt.Errorf("%s: %w", c.name, err)
 			}
 			times[i] = append(times[i], d)
-			if !c.loaded {
+			if !c.loaded && !c.restart {
 				os.RemoveAll(dir)
 			}
 		}
@@ -243,6 +259,21 @@ func seedStartup(ctx context.Context, cfg config, dir string) error {
 		_, err := do(ctx, m.http, http.MethodPost, url, body, http.StatusCreated)
 		return err
 	})
+}
+
+// seedRestart starts a server in dir and stops it once ready: what is
+// left is what every start writes of itself.
+func seedRestart(ctx context.Context, dir string) error {
+	sc := serverConfig()
+	sc.Listen, sc.DataDir, sc.UnsafeNoFsync, sc.CompactionInterval = "127.0.0.1:0", dir, true, -1
+	srv, err := server.Start(ctx, sc)
+	if err != nil {
+		return err
+	}
+	err = srv.WaitReady(ctx)
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return errors.Join(err, srv.Shutdown(sctx))
 }
 
 // startInProcess times server.Start to the first 200 from /readyz, then
