@@ -59,7 +59,8 @@
 // With AllowBookmarks a watch receives a Bookmark about every
 // BookmarkInterval, and one about two seconds before the deadline of the
 // context passed to Watch: the HTTP handler gives that context its
-// timeout, and the client then resumes from a recent revision. Bookmarks
+// timeout, and the client then resumes from a recent revision (none at
+// all for a watch of two seconds or less, as kube's). Bookmarks
 // travel through the dispatcher behind the events they cover, so a
 // bookmark never claims a revision whose events are still queued. When a
 // watch that allows bookmarks starts with initial events (asked for with

@@ -324,6 +324,34 @@ func TestBookmarkBeforeDeadline(t *testing.T) {
 	}
 }
 
+// TestNoBookmarkPastDeadline checks that a watch whose deadline is two
+// seconds away or less gets no bookmark, as kube's cacheWatcher sends
+// none when the moment before the deadline has already passed: only the
+// initial-events-end bookmark it asked for.
+func TestNoBookmarkPastDeadline(t *testing.T) {
+	h := newHarness(t, Config{BookmarkInterval: time.Hour})
+	h.waitRevision(h.create("ns", "a", nil).Revision)
+	for _, initial := range []bool{false, true} {
+		ctx, cancel := context.WithTimeout(h.ctx, bookmarkBeforeDeadline-time.Second)
+		w, err := h.c.Watch(ctx, testPrefix, storage.WatchOptions{ResourceVersion: "", SendInitialEvents: ptr(initial), AllowBookmarks: true})
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		var d []string
+		for _, ev := range expectClosed(t, w) {
+			if ev.Type == storage.Bookmark && !ev.InitialEventsEnd {
+				d = append(d, describe(ev))
+			}
+		}
+		w.Stop()
+		cancel()
+		if len(d) != 0 {
+			t.Errorf("sendInitialEvents=%v: want no bookmark but the initial-events-end one, got %v", initial, d)
+		}
+	}
+}
+
 // TestRunWatch: a watch run on its consumer's goroutine gets what Watch
 // would send (initial events, changes, the initial-events bookmark), is
 // unregistered when fn says stop, and ends when the Cacher closes.

@@ -43,7 +43,6 @@ type cacheWatcher struct {
 	allowBookmarks bool
 	interval       time.Duration
 	deadline       time.Time // the watch context's deadline, or zero
-	deadlineDone   bool      // the bookmark before the deadline was sent
 	nextBookmark   atomic.Int64
 	// bookmarkAt, if set, is told each nextBookmark stored (the
 	// dispatcher's, which sleeps until the earliest).
@@ -200,16 +199,23 @@ func (w *cacheWatcher) send(ev storage.Event) bool {
 // scheduleBookmark sets when the next bookmark is due: after the interval,
 // or bookmarkBeforeDeadline before the watch context's deadline if that
 // comes first, so a client whose watch times out resumes from a recent
-// revision.
+// revision. Once that moment has passed (sent, or already past when the
+// watch began) no bookmark is due any more, as kube's cacheWatcher's
+// nextBookmarkTime decides: a watch of two seconds or less gets none.
 func (w *cacheWatcher) scheduleBookmark() {
 	if !w.allowBookmarks {
 		return
 	}
-	next := w.clock.Now().Add(w.interval)
-	if !w.deadline.IsZero() && !w.deadlineDone {
+	now := w.clock.Now()
+	next := now.Add(w.interval)
+	if !w.deadline.IsZero() {
 		if at := w.deadline.Add(-bookmarkBeforeDeadline); at.Before(next) {
 			next = at
 		}
+	}
+	if !next.After(now) {
+		w.nextBookmark.Store(0)
+		return
 	}
 	w.nextBookmark.Store(next.UnixNano())
 	if w.bookmarkAt != nil {
@@ -225,9 +231,6 @@ func (w *cacheWatcher) maybeBookmark(rev int64) bool {
 	due := w.nextBookmark.Load()
 	if due == 0 || now.UnixNano() < due {
 		return true
-	}
-	if !w.deadline.IsZero() && !now.Before(w.deadline.Add(-bookmarkBeforeDeadline)) {
-		w.deadlineDone = true
 	}
 	w.lastRev = max(w.lastRev, rev)
 	if !w.send(storage.Event{Type: storage.Bookmark, Object: &storage.Object{Revision: w.lastRev}}) {
