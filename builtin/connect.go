@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"reflect"
 	"strings"
 	"syscall"
 
@@ -32,6 +33,7 @@ import (
 	"k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/kubernetes/pkg/kubelet/client"
 	noderest "k8s.io/kubernetes/pkg/registry/core/node/rest"
+	servicerest "k8s.io/kubernetes/pkg/registry/core/service"
 	podrest "k8s.io/kubernetes/pkg/registry/core/pod/rest"
 	servicestore "k8s.io/kubernetes/pkg/registry/core/service/storage"
 )
@@ -52,7 +54,62 @@ var (
 	_ registry.Connecter = podKind{}
 	_ registry.Connecter = nodeKind{}
 	_ registry.Connecter = serviceProxy{}
+
+	_ registry.ConnectDescriber = podKind{}
+	_ registry.ConnectDescriber = nodeKind{}
+	_ registry.ConnectDescriber = serviceProxy{}
 )
+
+// DescribeConnect describes a pod's log, exec, attach, portforward and
+// proxy as kube's REST objects for them do.
+func (podKind) DescribeConnect(subresource string) (registry.ConnectDescription, bool) {
+	switch subresource {
+	case "log":
+		// kube serves the log as a getter with options, not a
+		// connecter: a read whose answer is a stream.
+		r := &podrest.LogREST{}
+		opts, _, _ := r.NewGetOptions()
+		return registry.ConnectDescription{Methods: []string{http.MethodGet}, Options: kindName(opts), Produces: r.ProducesMIMETypes(http.MethodGet)}, true
+	case "exec":
+		return describeConnecter(&podrest.ExecREST{}), true
+	case "attach":
+		return describeConnecter(&podrest.AttachREST{}), true
+	case "portforward":
+		return describeConnecter(&podrest.PortForwardREST{}), true
+	case "proxy":
+		return describeConnecter(&podrest.ProxyREST{}), true
+	}
+	return registry.ConnectDescription{}, false
+}
+
+// DescribeConnect describes a node's proxy.
+func (nodeKind) DescribeConnect(subresource string) (registry.ConnectDescription, bool) {
+	if subresource != "proxy" {
+		return registry.ConnectDescription{}, false
+	}
+	return describeConnecter(&noderest.ProxyREST{}), true
+}
+
+// DescribeConnect describes a Service's proxy.
+func (serviceProxy) DescribeConnect(subresource string) (registry.ConnectDescription, bool) {
+	if subresource != "proxy" {
+		return registry.ConnectDescription{}, false
+	}
+	return describeConnecter(&servicerest.ProxyREST{}), true
+}
+
+// describeConnecter reads a connecter's methods, options and subpath off
+// it, as kube-apiserver's installer does; neither needs its fields.
+func describeConnecter(c rest.Connecter) registry.ConnectDescription {
+	opts, subpath, _ := c.NewConnectOptions()
+	return registry.ConnectDescription{Methods: c.ConnectMethods(), Options: kindName(opts), Path: subpath}
+}
+
+// kindName is the kind of obj, its Go type's name (kube's options types
+// are named as their kinds, internal and versioned alike).
+func kindName(obj runtime.Object) string {
+	return reflect.Indirect(reflect.ValueOf(obj)).Type().Name()
+}
 
 // Connect serves a pod's log, exec, attach, portforward and proxy.
 func (k podKind) Connect(ctx context.Context, store *registry.Store, req registry.ConnectRequest) (http.Handler, error) {

@@ -323,6 +323,8 @@ func kubeModels(groups []servedGroup) []string {
 					kind, list := m.OpenAPIModels()
 					names = append(names, kind, list)
 				}
+				bodies, options := subresourceModels(res)
+				names = append(append(names, bodies...), options...)
 			}
 		}
 	}

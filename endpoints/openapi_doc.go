@@ -93,6 +93,8 @@ func v3Document(gv groupVersionKey, resources []*registry.Resource, kube map[str
 			n := namesOf(res)
 			roots = append(roots, n.kindDef, n.listDef) // closure skips a list kind that has no definition
 		}
+		bodies, _ := subresourceModels(res)
+		roots = append(roots, bodies...)
 	}
 	schemas := jsonObj(closure(kube, v3RefPrefix, roots...))
 	paths := jsonObj{}
@@ -104,7 +106,7 @@ func v3Document(gv groupVersionKey, resources []*registry.Resource, kube map[str
 			schemas[n.listDef] = listDefinition(t, n.kindDef)
 		}
 		gvk := gvkObj(t.Group, t.Version, t.Kind)
-		for _, item := range typePaths(res, n) {
+		for _, item := range typePaths(res, n, kube) {
 			paths[item.path] = v3PathItem(item, n.tag, gvk)
 		}
 	}
@@ -154,7 +156,7 @@ func v3PathItem(item pathItem, tag string, gvk jsonObj) jsonObj {
 		for _, r := range op.responses {
 			content := jsonObj{}
 			for _, mt := range op.produces {
-				content[mt] = jsonObj{"schema": ref(r.schema)}
+				content[mt] = jsonObj{"schema": responseSchema(r.schema, ref)}
 			}
 			responses[r.code] = jsonObj{"description": r.description, "content": content}
 		}
@@ -183,6 +185,18 @@ func v2Document(groups []servedGroup, kube map[string]any) jsonObj {
 	for name, def := range kube {
 		defs[name] = def
 	}
+	// The options kinds of streaming subresources were asked for only
+	// for their fields; kube-apiserver publishes no definition of them.
+	for _, g := range groups {
+		for _, v := range g.versions {
+			for _, res := range v.resources {
+				_, options := subresourceModels(res)
+				for _, name := range options {
+					delete(defs, name)
+				}
+			}
+		}
+	}
 	paths := jsonObj{}
 	for _, g := range groups {
 		for _, v := range g.versions {
@@ -194,7 +208,7 @@ func v2Document(groups []servedGroup, kube map[string]any) jsonObj {
 					defs[n.listDef] = schemaToV2(listDefinition(t, n.kindDef))
 				}
 				gvk := gvkObj(t.Group, t.Version, t.Kind)
-				for _, item := range typePaths(res, n) {
+				for _, item := range typePaths(res, n, kube) {
 					paths[item.path] = v2PathItem(item, n.tag, gvk)
 				}
 			}
@@ -238,7 +252,7 @@ func v2PathItem(item pathItem, tag string, gvk jsonObj) jsonObj {
 		}
 		responses := jsonObj{}
 		for _, r := range op.responses {
-			responses[r.code] = jsonObj{"description": r.description, "schema": jsonObj{"$ref": v2RefPrefix + r.schema}}
+			responses[r.code] = jsonObj{"description": r.description, "schema": responseSchema(r.schema, func(name string) jsonObj { return jsonObj{"$ref": v2RefPrefix + name} })}
 		}
 		o["responses"] = responses
 		out[op.method] = o
@@ -348,4 +362,14 @@ func withoutStrings(in []any, drop []string) []any {
 		out = append(out, v)
 	}
 	return out
+}
+
+// responseSchema is the schema of a response: a reference to the
+// definition named, or for "" a string (a streamed answer: a log, a
+// connection's).
+func responseSchema(name string, ref func(string) jsonObj) jsonObj {
+	if name == "" {
+		return jsonObj{"type": "string"}
+	}
+	return ref(name)
 }

@@ -99,13 +99,16 @@ var (
 type typeNames struct {
 	kindDef, listDef string // definition names
 	opKind           string // e.g. "CoreV1NamespacedConfigMap", the verb left out
+	gv, scoped       string // opKind's two parts, "CoreV1" and "NamespacedConfigMap"
 	clusterKind      string // e.g. "CoreV1ConfigMap", for the all-namespaces paths
 	collectionKind   string // e.g. "CoreV1CollectionNamespacedConfigMap", for deletecollection
 	tag              string // e.g. "core_v1"
 }
 
-// typePaths returns the paths that serve res.
-func typePaths(res *registry.Resource, n typeNames) []pathItem {
+// typePaths returns the paths that serve res; kube holds kube's
+// definitions (kubeModels), which its streaming subresources' query
+// parameters are read from.
+func typePaths(res *registry.Resource, n typeNames, kube map[string]any) []pathItem {
 	t := &res.Type
 	prefix := "/apis/" + t.Group + "/" + t.Version
 	if t.Group == "" {
@@ -134,9 +137,14 @@ func typePaths(res *registry.Resource, n typeNames) []pathItem {
 		}
 		return r
 	}
-	// Deletes answer with what they deleted, as miniapi's handlers do: the
-	// object's last state (202 while finalizers hold it), or the list of
-	// deleted objects for a collection.
+	// A delete is documented as kube-apiserver documents it: answering
+	// the deleted object where the kind's storage says it does, a Status
+	// otherwise, and for a collection always (whatever the answer).
+	// kube's namespace storage answers the object without saying so.
+	deleted := defStatus
+	if t.ReturnDeletedObject && (t.Group != "" || t.Plural != "namespaces") {
+		deleted = n.kindDef
+	}
 	items := []pathItem{
 		{path: collection, params: scopeParams, ops: []operation{
 			{method: "get", id: "list" + n.opKind, action: "list", description: "list " + kind + " objects, or watch them with watch=true",
@@ -146,7 +154,7 @@ func typePaths(res *registry.Resource, n typeNames) []pathItem {
 				body:   n.kindDef, bodyTypes: objectTypes, responses: written(true), produces: objectTypes},
 			{method: "delete", id: "delete" + n.collectionKind, action: "deletecollection", description: "delete every matching " + kind,
 				params: []param{paramContinue, paramDryRun, paramFieldSelector, paramGracePeriod, paramLabelSelector, paramLimit, paramOrphan, paramPropagation, paramRV, paramRVMatch, paramInitialEvents, paramTimeout},
-				body:   defDeleteOptions, bodyTypes: objectMediaTypes, responses: ok(n.listDef), produces: objectTypes},
+				body:   defDeleteOptions, bodyTypes: objectMediaTypes, responses: ok(defStatus), produces: objectTypes},
 		}},
 		{path: collection + "/{name}", params: named, ops: []operation{
 			{method: "get", id: "read" + n.opKind, action: "get", description: "read the named " + kind,
@@ -160,7 +168,7 @@ func typePaths(res *registry.Resource, n typeNames) []pathItem {
 			{method: "delete", id: "delete" + n.opKind, action: "delete", description: "delete the named " + kind,
 				params: []param{paramDryRun, paramGracePeriod, paramOrphan, paramPropagation},
 				body:   defDeleteOptions, bodyTypes: objectMediaTypes,
-				responses: []opResponse{{"200", "OK", n.kindDef}, {"202", "Accepted", n.kindDef}}, produces: objectTypes},
+				responses: []opResponse{{"200", "OK", deleted}, {"202", "Accepted", deleted}}, produces: objectTypes},
 		}},
 	}
 	if !registry.SupportsDeleteCollection(t) {
@@ -182,6 +190,7 @@ func typePaths(res *registry.Resource, n typeNames) []pathItem {
 	if registry.HasScale(t) {
 		items = append(items, scalePathItem(named, collection, n, kind, patches))
 	}
+	items = append(items, subresourcePaths(res, n, named, collection, patches, objectTypes, kube)...)
 	watchParams := append(append([]param(nil), listParams...), scopeParams...)
 	items = append(items,
 		pathItem{path: watchCollection, params: watchParams, ops: []operation{
@@ -252,6 +261,7 @@ func namesOf(res *registry.Resource) typeNames {
 		scoped = "Namespaced" + t.Kind
 	}
 	n.opKind, n.collectionKind = gv+scoped, gv+"Collection"+scoped
+	n.gv, n.scoped = gv, scoped
 	return n
 }
 

@@ -300,6 +300,32 @@ type Connecter interface {
 	Connect(ctx context.Context, store *Store, req ConnectRequest) (http.Handler, error)
 }
 
+// ConnectDescriber is implemented by Connecters that describe their
+// subresources for the OpenAPI documents, as kube-apiserver's installer
+// reads the same off its REST objects.
+type ConnectDescriber interface {
+	// DescribeConnect describes the ServeConnect subresource named
+	// subresource; ok is false for one it does not serve.
+	DescribeConnect(subresource string) (d ConnectDescription, ok bool)
+}
+
+// ConnectDescription is what the OpenAPI documents say of a ServeConnect
+// subresource.
+type ConnectDescription struct {
+	// Methods are the HTTP methods it serves.
+	Methods []string
+	// Options is the kind, in the parent's group version, whose fields
+	// are its query parameters (PodExecOptions).
+	Options string
+	// Path says it also serves whatever path follows its name
+	// (proxy/{path}).
+	Path bool
+	// Produces, for a subresource read as a stream rather than
+	// connected to (a pod's log), are the media types it answers
+	// besides the kind's own; nil for a connection.
+	Produces []string
+}
+
 // ConnectRequest is one request to a streaming subresource.
 type ConnectRequest struct {
 	Subresource, Namespace, Name string
