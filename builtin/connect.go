@@ -33,8 +33,8 @@ import (
 	"k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/kubernetes/pkg/kubelet/client"
 	noderest "k8s.io/kubernetes/pkg/registry/core/node/rest"
-	servicerest "k8s.io/kubernetes/pkg/registry/core/service"
 	podrest "k8s.io/kubernetes/pkg/registry/core/pod/rest"
+	servicerest "k8s.io/kubernetes/pkg/registry/core/service"
 	servicestore "k8s.io/kubernetes/pkg/registry/core/service/storage"
 )
 
