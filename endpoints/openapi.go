@@ -89,6 +89,9 @@ type Definitions interface {
 // discoveryCache does.
 type openAPICache struct {
 	defs Definitions
+	// issuer says the server serves its ServiceAccount token issuer's
+	// discovery endpoints, which the documents then list.
+	issuer bool
 	// mu serialises builds: a new snapshot is built once, however many
 	// requests ask for it at once.
 	mu  sync.Mutex
@@ -104,7 +107,7 @@ func (c *openAPICache) docs(snap *registry.Snapshot) *openAPIDocs {
 	if d := c.cur.Load(); d != nil && d.snap == snap {
 		return d
 	}
-	d := newOpenAPIDocs(snap, c.defs)
+	d := newOpenAPIDocs(snap, c.defs, c.issuer)
 	c.cur.Store(d)
 	return d
 }
@@ -117,26 +120,26 @@ func (c *openAPICache) v3(snap *registry.Snapshot) (*openAPIV3, error) { return 
 
 // newOpenAPIDocs returns the documents of snap, each built once, when
 // first asked for.
-func newOpenAPIDocs(snap *registry.Snapshot, defs Definitions) *openAPIDocs {
+func newOpenAPIDocs(snap *registry.Snapshot, defs Definitions, issuer bool) *openAPIDocs {
 	return &openAPIDocs{
 		snap: snap,
-		v2:   sync.OnceValues(func() (*openAPIV2, error) { return buildOpenAPIV2(snap, defs) }),
-		v3:   sync.OnceValues(func() (*openAPIV3, error) { return buildOpenAPIV3(snap, defs) }),
+		v2:   sync.OnceValues(func() (*openAPIV2, error) { return buildOpenAPIV2(snap, defs, issuer) }),
+		v3:   sync.OnceValues(func() (*openAPIV3, error) { return buildOpenAPIV3(snap, defs, issuer) }),
 	}
 }
 
-func buildOpenAPIV2(snap *registry.Snapshot, defs Definitions) (*openAPIV2, error) {
+func buildOpenAPIV2(snap *registry.Snapshot, defs Definitions, issuer bool) (*openAPIV2, error) {
 	groups := servedGroups(snap)
 	kube, err := defs.V2(kubeModels(groups)...)
 	if err != nil {
 		return nil, err
 	}
-	d := &openAPIV2{doc: encodeWithETag(v2Document(groups, kube))}
+	d := &openAPIV2{doc: encodeWithETag(v2Document(groups, kube, issuer))}
 	d.proto = sync.OnceValues(func() ([]byte, error) { return v2Protobuf(d.doc.body) })
 	return d, nil
 }
 
-func buildOpenAPIV3(snap *registry.Snapshot, defs Definitions) (*openAPIV3, error) {
+func buildOpenAPIV3(snap *registry.Snapshot, defs Definitions, issuer bool) (*openAPIV3, error) {
 	groups := servedGroups(snap)
 	kube, err := defs.V3(kubeModels(groups)...)
 	if err != nil {
@@ -152,6 +155,12 @@ func buildOpenAPIV3(snap *registry.Snapshot, defs Definitions) (*openAPIV3, erro
 			d.proto[key] = sync.OnceValues(func() ([]byte, error) { return v3Protobuf(doc.body) })
 			index[key] = jsonObj{"serverRelativeURL": serverRelativeURL(key, doc.etag)}
 		}
+	}
+	for _, dd := range discoveryPathDocs(groups, issuer) {
+		doc := encodeWithETag(v3DiscoveryDocument(dd, kube))
+		d.docs[dd.key] = doc
+		d.proto[dd.key] = sync.OnceValues(func() ([]byte, error) { return v3Protobuf(doc.body) })
+		index[dd.key] = jsonObj{"serverRelativeURL": serverRelativeURL(dd.key, doc.etag)}
 	}
 	d.index = encodeWithETag(jsonObj{"paths": index})
 	return d, nil
@@ -312,7 +321,7 @@ var metaModels = []string{defObjectMeta, defListMeta, defStatus, defDeleteOption
 // every built-in kind served, so that one build per OpenAPI version
 // fetches them all.
 func kubeModels(groups []servedGroup) []string {
-	names := append([]string(nil), metaModels...)
+	names := append(append([]string(nil), metaModels...), discoveryModels...)
 	for _, g := range groups {
 		for _, v := range g.versions {
 			if hasScale(v.resources) {

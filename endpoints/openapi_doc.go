@@ -96,6 +96,7 @@ func v3Document(gv groupVersionKey, resources []*registry.Resource, kube map[str
 		bodies, _ := subresourceModels(res)
 		roots = append(roots, bodies...)
 	}
+	roots = append(roots, defAPIResourceList)
 	schemas := jsonObj(closure(kube, v3RefPrefix, roots...))
 	paths := jsonObj{}
 	for _, res := range resources {
@@ -110,6 +111,8 @@ func v3Document(gv groupVersionKey, resources []*registry.Resource, kube map[str
 			paths[item.path] = v3PathItem(item, n.tag, gvk)
 		}
 	}
+	rp := resourcesPath(gv.group, gv.version)
+	paths[rp.path] = v3PathItem(rp, resourcesTag(gv.group, gv.version), nil)
 	return jsonObj{
 		"openapi":    "3.0.0",
 		"info":       openAPIInfo(),
@@ -133,6 +136,10 @@ func v3PathItem(item pathItem, tag string, gvk jsonObj) jsonObj {
 			"operationId":         op.id,
 			"x-kubernetes-action": op.action,
 			gvkExtension:          gvk,
+		}
+		if item.plain {
+			delete(o, "x-kubernetes-action")
+			delete(o, gvkExtension)
 		}
 		if len(op.params) > 0 {
 			o["parameters"] = v3Params(op.params)
@@ -160,6 +167,7 @@ func v3PathItem(item pathItem, tag string, gvk jsonObj) jsonObj {
 			}
 			responses[r.code] = jsonObj{"description": r.description, "content": content}
 		}
+		responses["401"] = unauthorized()
 		o["responses"] = responses
 		out[op.method] = o
 	}
@@ -179,8 +187,9 @@ func v3Params(ps []param) []any {
 	return out
 }
 
-// v2Document is the Swagger 2.0 document of every served type.
-func v2Document(groups []servedGroup, kube map[string]any) jsonObj {
+// v2Document is the Swagger 2.0 document of every served type, and of
+// the discovery, version and (with issuer) issuer paths.
+func v2Document(groups []servedGroup, kube map[string]any, issuer bool) jsonObj {
 	defs := jsonObj{}
 	for name, def := range kube {
 		defs[name] = def
@@ -212,7 +221,12 @@ func v2Document(groups []servedGroup, kube map[string]any) jsonObj {
 					paths[item.path] = v2PathItem(item, n.tag, gvk)
 				}
 			}
+			rp := resourcesPath(g.name, v.version)
+			paths[rp.path] = v2PathItem(rp, resourcesTag(g.name, v.version), nil)
 		}
+	}
+	for _, d := range discoveryPathDocs(groups, issuer) {
+		paths[d.item.path] = v2PathItem(d.item, d.tag, nil)
 	}
 	return jsonObj{
 		"swagger":     "2.0",
@@ -241,6 +255,17 @@ func v2PathItem(item pathItem, tag string, gvk jsonObj) jsonObj {
 			"x-kubernetes-action": op.action,
 			gvkExtension:          gvk,
 		}
+		if item.plain {
+			delete(o, "x-kubernetes-action")
+			delete(o, gvkExtension)
+		}
+		switch {
+		case op.consumes == nil:
+		case len(op.consumes) == 0:
+			delete(o, "consumes")
+		default:
+			o["consumes"] = op.consumes
+		}
 		params := v2Params(op.params)
 		if op.body != "" {
 			o["consumes"] = op.bodyTypes
@@ -254,6 +279,7 @@ func v2PathItem(item pathItem, tag string, gvk jsonObj) jsonObj {
 		for _, r := range op.responses {
 			responses[r.code] = jsonObj{"description": r.description, "schema": responseSchema(r.schema, func(name string) jsonObj { return jsonObj{"$ref": v2RefPrefix + name} })}
 		}
+		responses["401"] = unauthorized()
 		o["responses"] = responses
 		out[op.method] = o
 	}
@@ -373,3 +399,7 @@ func responseSchema(name string, ref func(string) jsonObj) jsonObj {
 	}
 	return ref(name)
 }
+
+// unauthorized is the answer every operation may give a request without
+// valid credentials, as kube-apiserver's documents list it.
+func unauthorized() jsonObj { return jsonObj{"description": "Unauthorized"} }

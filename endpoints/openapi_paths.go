@@ -32,6 +32,9 @@ type operation struct {
 	// bodyTypes are the media types it may be sent as.
 	body      string
 	bodyTypes []string
+	// consumes, for an operation without a body, is what Swagger 2.0
+	// says it consumes: nil for "*/*", empty for nothing.
+	consumes  []string
 	responses []opResponse
 	// produces are the media types of the responses.
 	produces []string
@@ -50,6 +53,9 @@ type pathItem struct {
 	// gvk, when set, is the x-kubernetes-group-version-kind of the
 	// operations instead of the type's own (a /scale's Scale).
 	gvk jsonObj
+	// plain operations carry no x-kubernetes-action or kind: they
+	// serve no resource (discovery, /version).
+	plain bool
 }
 
 // Query and path parameters, described in our words.

@@ -2,11 +2,14 @@ package endpoints
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/miniapi/miniapi/builtin"
+	"github.com/miniapi/miniapi/internal/apitest"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -226,6 +229,85 @@ func TestOpenAPIDeleteAnswers(t *testing.T) {
 			if r, ok := del.Responses[code]; !ok || r.Schema.Ref != "#/definitions/"+want {
 				t.Errorf("DELETE %s %s answers %q, want %s", path, code, r.Schema.Ref, want)
 			}
+		}
+	}
+}
+
+// TestOpenAPIDiscoveryPaths checks the discovery, version and issuer
+// paths kube-apiserver 1.37's documents list: in /openapi/v2, and each
+// in its own v3 document under the index key kube gives it, but a group
+// version's resources, which sit in that group version's document.
+func TestOpenAPIDiscoveryPaths(t *testing.T) {
+	for _, issuer := range []bool{false, true} {
+		reg, _ := apitest.Registry(t)
+		srv := httptest.NewServer(New(Config{Registry: reg, OpenAPI: &builtin.OpenAPI{}, IssuerDiscovery: issuer}))
+		t.Cleanup(srv.Close)
+		c := &apitest.Client{T: t, URL: srv.URL}
+
+		var v2 struct {
+			Paths       map[string]map[string]json.RawMessage `json:"paths"`
+			Definitions map[string]json.RawMessage            `json:"definitions"`
+		}
+		if err := json.Unmarshal(c.Do("GET", "/openapi/v2", nil).Body, &v2); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]struct{ id, def string }{
+			"/api/":                                  {"getCoreAPIVersions", defAPIVersions},
+			"/api/v1/":                               {"getCoreV1APIResources", defAPIResourceList},
+			"/apis/":                                 {"getAPIVersions", defAPIGroupList},
+			"/apis/apps/":                            {"getAppsAPIGroup", defAPIGroup},
+			"/apis/apps/v1/":                         {"getAppsV1APIResources", defAPIResourceList},
+			"/apis/flowcontrol.apiserver.k8s.io/v1/": {"getFlowcontrolApiserverV1APIResources", defAPIResourceList},
+			"/version/":                              {"getCodeVersion", defVersionInfo},
+		}
+		if issuer {
+			want["/.well-known/openid-configuration/"] = struct{ id, def string }{"getServiceAccountIssuerOpenIDConfiguration", ""}
+			want["/openid/v1/jwks/"] = struct{ id, def string }{"getServiceAccountIssuerOpenIDKeyset", ""}
+		} else if _, ok := v2.Paths["/openid/v1/jwks/"]; ok {
+			t.Error("issuer paths listed without an issuer")
+		}
+		for path, w := range want {
+			var op struct {
+				ID        string         `json:"operationId"`
+				Action    string         `json:"x-kubernetes-action"`
+				Responses map[string]any `json:"responses"`
+			}
+			if err := json.Unmarshal(v2.Paths[path]["get"], &op); err != nil {
+				t.Fatalf("GET %s: %v", path, err)
+			}
+			schema, _ := op.Responses["200"].(map[string]any)["schema"].(map[string]any)
+			ref := "#/definitions/" + w.def
+			if w.def == "" {
+				ref = ""
+			}
+			if op.ID != w.id || op.Action != "" || schema["$ref"] != nil && schema["$ref"] != ref || w.def == "" && schema["type"] != "string" || op.Responses["401"] == nil {
+				t.Errorf("GET %s: %+v", path, op)
+			}
+			if _, ok := v2.Definitions[w.def]; w.def != "" && !ok {
+				t.Errorf("no definition %s", w.def)
+			}
+		}
+
+		index := map[string]map[string]map[string]string{}
+		if err := json.Unmarshal(c.Do("GET", "/openapi/v3", nil).Body, &index); err != nil {
+			t.Fatal(err)
+		}
+		for key, path := range map[string]string{"api": "/api/", "apis": "/apis/", "apis/apps": "/apis/apps/", "version": "/version/", "api/v1": "/api/v1/", "apis/apps/v1": "/apis/apps/v1/"} {
+			var doc struct {
+				Paths map[string]map[string]json.RawMessage `json:"paths"`
+			}
+			var op struct {
+				ID string `json:"operationId"`
+			}
+			if err := json.Unmarshal(c.Do("GET", index["paths"][key]["serverRelativeURL"], nil).Body, &doc); err != nil {
+				t.Fatalf("v3 %s: %v", key, err)
+			}
+			if err := json.Unmarshal(doc.Paths[path]["get"], &op); err != nil || op.ID != want[path].id {
+				t.Errorf("v3 document %s: GET %s is %s (%v)", key, path, doc.Paths[path]["get"], err)
+			}
+		}
+		if _, ok := index["paths"]["openid/v1/jwks"]; ok != issuer {
+			t.Errorf("issuer %v: v3 index lists openid/v1/jwks: %v", issuer, ok)
 		}
 	}
 }

@@ -35,6 +35,10 @@ type Config struct {
 	// OpenAPI supplies Kubernetes' OpenAPI definitions for the
 	// documents (builtin.OpenAPI); required to serve /openapi.
 	OpenAPI Definitions
+	// IssuerDiscovery says the server in front serves the ServiceAccount
+	// token issuer's /.well-known/openid-configuration and
+	// /openid/v1/jwks, so the OpenAPI documents list them.
+	IssuerDiscovery bool
 	// RequestTimeout bounds every request that is not long-running (all
 	// but watches, proxies, exec, attach, log and portforward), as
 	// kube-apiserver's --request-timeout: one still running then is
@@ -67,7 +71,7 @@ func New(cfg Config) http.Handler {
 	hc := cfg.Handlers
 	hc.Registry, hc.Logger = cfg.Registry, cfg.Logger
 	s := &server{reg: cfg.Registry, log: cfg.Logger, readyFn: cfg.Ready, checks: cfg.Checks, handlers: handlers.New(hc)}
-	s.openapi.defs = cfg.OpenAPI
+	s.openapi.defs, s.openapi.issuer = cfg.OpenAPI, cfg.IssuerDiscovery
 	if s.openapi.defs == nil {
 		s.openapi.defs = noDefinitions{}
 	}

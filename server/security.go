@@ -339,35 +339,38 @@ func (s *Server) ownConfig() *rest.Config {
 	return rest.CopyConfig(s.sec.loopback)
 }
 
-// withIssuerDiscovery serves the service account issuer's discovery
-// documents (/.well-known/openid-configuration, /openid/v1/jwks) with
-// kube's own handlers, in front of h and behind authorization, as
-// kube-apiserver does (RBAC's system:service-account-issuer-discovery
-// role reads them). Without an issuer, or with one kube refuses for
-// discovery (not https), they are not served, as in kube.
-func (s *Server) withIssuerDiscovery(h http.Handler, cfg Config) http.Handler {
+// issuerDiscovery returns what serves the service account issuer's
+// discovery documents (/.well-known/openid-configuration,
+// /openid/v1/jwks) with kube's own handlers, in front of a handler and
+// behind authorization, as kube-apiserver does (RBAC's
+// system:service-account-issuer-discovery role reads them). Without an
+// issuer, or with one kube refuses for discovery (not https), they are
+// not served, as in kube: it returns nil.
+func (s *Server) issuerDiscovery(cfg Config) func(h http.Handler) http.Handler {
 	if s.sec.pki == nil {
-		return h
+		return nil
 	}
 	keys := []any{s.sec.pki.ServiceAccountKey.Public()}
 	getter, err := serviceaccount.StaticPublicKeysGetter(keys)
 	if err != nil {
 		s.log.Warn("server: service account issuer discovery is not served", "err", err)
-		return h
+		return nil
 	}
 	provider, err := serviceaccount.NewOpenIDMetadataProvider(s.sec.issuerURL, cfg.ServiceAccountJWKSURI, s.listener.Addr().String(), getter)
 	if err != nil {
 		s.log.Warn("server: service account issuer discovery is not served", "err", err)
-		return h
+		return nil
 	}
 	c := restful.NewContainer()
 	routes.NewOpenIDMetadataServer(provider).Install(c)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case serviceaccount.OpenIDConfigPath, serviceaccount.JWKSPath:
-			c.ServeHTTP(w, r)
-		default:
-			h.ServeHTTP(w, r)
-		}
-	})
+	return func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case serviceaccount.OpenIDConfigPath, serviceaccount.JWKSPath:
+				c.ServeHTTP(w, r)
+			default:
+				h.ServeHTTP(w, r)
+			}
+		})
+	}
 }

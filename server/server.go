@@ -478,6 +478,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if s.sec.tls != nil {
 		authn, authz = s.sec.auth, s.sec.auth.Authorizer
 	}
+	issuer := s.issuerDiscovery(cfg)
 	api := endpoints.New(endpoints.Config{
 		Registry: s.reg,
 		Logger:   log,
@@ -486,11 +487,17 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		Handlers: handlers.Config{ShutdownWatches: s.stopWatches, Authorizer: authz},
 		OpenAPI:  s.openAPI(),
 
+		IssuerDiscovery: issuer != nil,
+
 		RequestTimeout:  requestTimeout,
 		InflightCounted: s.flowControl != nil || readOnly+mutating > 0,
 	})
 	c := chain{auth: authn, faults: s.faults, journal: s.journal, flowControl: s.flowControl, maxReadOnly: readOnly, maxMutating: mutating, requestWaitLimit: requestTimeout / 4, audit: s.audit}
-	handler := c.build(s.withFaultsAdmin(s.withIssuerDiscovery(api, cfg)))
+	var served http.Handler = api
+	if issuer != nil {
+		served = issuer(api)
+	}
+	handler := c.build(s.withFaultsAdmin(served))
 	s.inProcess.serve(handler)
 	// The admission plugins' informers list through the in-process
 	// client, which serves from here on; the plugins wait for them.
