@@ -77,7 +77,7 @@ func versionType(crd *CRD, names Names, v *Version, storageVersion string) regis
 		t.PrinterColumns = slices.Clone(v.AdditionalPrinterColumns)
 	} else {
 		// Without additionalPrinterColumns kube-apiserver shows Age.
-		t.PrinterColumns = []registry.PrinterColumn{{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"}}
+		t.PrinterColumns = registry.DefaultPrinterColumns()
 	}
 	status := false
 	if sub := v.Subresources; sub != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/miniapi/miniapi/api"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -104,6 +105,15 @@ type PrinterColumn struct {
 	Description string `json:"description,omitempty"`
 	Priority    int32  `json:"priority,omitempty"`
 	JSONPath    string `json:"jsonPath"`
+}
+
+// DefaultPrinterColumns are the columns of a type that declares none:
+// Age, described as kube-apiserver describes it for a CRD without
+// additionalPrinterColumns (ObjectMeta's creationTimestamp). A column a
+// type declares without a description gets kube's generic one instead.
+func DefaultPrinterColumns() []PrinterColumn {
+	return []PrinterColumn{{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp",
+		Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]}}
 }
 
 // ScaleSubresource maps an object onto an autoscaling/v1 Scale, as a

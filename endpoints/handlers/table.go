@@ -70,7 +70,7 @@ func newTablePrinter(ctx context.Context, t *registry.Type, out output, query ur
 	cols := t.PrinterColumns
 	if len(cols) == 0 {
 		// kube-apiserver's default for a CRD without printer columns.
-		cols = []registry.PrinterColumn{{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"}}
+		cols = registry.DefaultPrinterColumns()
 	}
 	computer, _ := t.Strategy.(registry.ColumnComputer)
 	p := &tablePrinter{
@@ -83,11 +83,7 @@ func newTablePrinter(ctx context.Context, t *registry.Type, out output, query ur
 	p.columns = append(p.columns, api.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: metaDocs["name"]})
 	for _, c := range cols {
 		desc := c.Description
-		switch {
-		case desc != "":
-		case c.JSONPath == ".metadata.creationTimestamp":
-			desc = metaDocs["creationTimestamp"]
-		default:
+		if desc == "" {
 			desc = "Custom resource definition column (in JSONPath format): " + c.JSONPath
 		}
 		p.columns = append(p.columns, api.TableColumnDefinition{

@@ -198,6 +198,12 @@ func TestTablePrinterColumns(t *testing.T) {
 	if d := defs[5].(map[string]any); d["priority"] != 1.0 {
 		t.Fatalf("Tags column = %v", d)
 	}
+	// A declared column on creationTimestamp is described as any other
+	// declared column: only kube's default Age column has ObjectMeta's
+	// words.
+	if d := defs[7].(map[string]any); d["description"] != "Custom resource definition column (in JSONPath format): .metadata.creationTimestamp" {
+		t.Fatalf("Created column = %v", d)
+	}
 	rs := rows(t, tbl)
 	c1 := rs[0]["cells"].([]any)
 	if c1[0] != "g1" || c1[1] != "red" || c1[2] != 3.0 || c1[3] != 1.5 || c1[4] != true ||
@@ -220,7 +226,7 @@ func TestTablePrinterColumns(t *testing.T) {
 	if got := columnNames(t, wt); !reflect.DeepEqual(got, []string{"Name", "Age"}) {
 		t.Fatalf("widget columns = %v", got)
 	}
-	if d := wt["columnDefinitions"].([]any)[1].(map[string]any); d["type"] != "date" || d["description"] == "" {
+	if d := wt["columnDefinitions"].([]any)[1].(map[string]any); d["type"] != "date" || d["description"] != metaDocs["creationTimestamp"] {
 		t.Fatalf("default Age column = %v", d)
 	}
 }
