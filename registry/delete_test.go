@@ -130,9 +130,28 @@ func TestDeleteWithFinalizersMarksThenRemoves(t *testing.T) {
 		t.Fatalf("generation %d after a second delete, want %d", g, marked.Metadata.Generation)
 	}
 
+	// A dry run of the update that removes the last finalizer answers
+	// as the update does, and deletes nothing.
 	marked.Metadata.Finalizers = nil
-	if _, err := cms.UpdateObject(ctx, "ns1", "held", marked, UpdateOptions{}); err != nil {
+	dry, err := cms.UpdateObject(ctx, "ns1", "held", marked, UpdateOptions{DryRun: true})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if f := mustDecode(t, dry).Metadata.Finalizers; len(f) != 0 {
+		t.Fatalf("dry-run answer has finalizers %v", f)
+	}
+	if _, err := cms.Get(ctx, "ns1", "held", ""); err != nil {
+		t.Fatalf("get after the dry run: %v", err)
+	}
+	// The update answers the object as updated, without the finalizer,
+	// as kube's store does, though it deletes it.
+	out, err = cms.UpdateObject(ctx, "ns1", "held", marked, UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustDecode(t, out).Metadata; len(got.Finalizers) != 0 || got.DeletionTimestamp == nil || got.ResourceVersion != marked.Metadata.ResourceVersion {
+		t.Fatalf("answer to the update: finalizers %v, deletionTimestamp %v, resourceVersion %s (want %s)",
+			got.Finalizers, got.DeletionTimestamp, got.ResourceVersion, marked.Metadata.ResourceVersion)
 	}
 	if ev := nextEvent(t, w); ev.Type != storage.Deleted {
 		t.Fatalf("event %s after the last finalizer went, want DELETED", ev.Type)

@@ -105,7 +105,11 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 		return nil, api.NewNotFound(s.t.GroupResource(), name)
 	}
 	key := s.keys.Key(ns, name)
-	var deleteAt *storage.Object // set when the update empties the finalizers
+	// deleteAt and emptied are set when the update empties the
+	// finalizers of an object being deleted: the stored object it
+	// deletes and the updated one it answers.
+	var deleteAt *storage.Object
+	var emptied *api.Object
 	// finish ends the reservation of the last try (WriteHooks): kept when
 	// that try's bytes were stored, released otherwise.
 	finish := func(bool) {}
@@ -189,7 +193,7 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 			}
 		}
 		if s.deletesDuringUpdate(obj, opts) {
-			deleteAt = cur
+			deleteAt, emptied = cur, obj
 			return nil, errEmptiedFinalizers
 		}
 		newBytes, err := encodeWithoutRV(obj)
@@ -214,7 +218,7 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 		}
 		data, err := try(cur)
 		if errors.Is(err, errEmptiedFinalizers) {
-			return cur, nil // it would be deleted as it is
+			return emptiedAnswer(key, deleteAt, emptied) // it would be deleted
 		}
 		if err != nil {
 			return nil, s.statusErr(err, name)
@@ -257,8 +261,24 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 		}
 		s.afterDelete(deleted, false)
 		journal.Wrote(ctx, name, deleteAt.Revision, deleted.Revision)
-		return deleted, nil
+		return emptiedAnswer(key, deleteAt, emptied)
 	}
+}
+
+// emptiedAnswer is the answer to an update that deleted the object by
+// emptying its finalizers: the object as updated, at the revision it
+// was deleted from, as kube-apiserver's store answers it ("clients are
+// expecting an updated object if a PUT succeeded"), so that a client
+// that removed the last finalizer does not read it back.
+func emptiedAnswer(key string, at *storage.Object, obj *api.Object) (*storage.Object, error) {
+	data, err := encodeWithoutRV(obj)
+	if err != nil {
+		return nil, err
+	}
+	if data, err = storage.SetResourceVersion(data, at.Revision); err != nil {
+		return nil, err
+	}
+	return &storage.Object{Key: key, Revision: at.Revision, Data: data}, nil
 }
 
 // afterDelete lets the kind release what a deleted object held.
