@@ -13,7 +13,8 @@ import (
 //
 //   - resourceVersion "0", or N with match "" or NotOlderThan: from the
 //     cache once it has reached N (waiting at most FreshnessTimeout, then
-//     failing with TooLargeResourceVersion);
+//     failing with TooLargeResourceVersion); at "0" whole, whatever the
+//     limit, as kube's cacher answers it;
 //   - resourceVersion "" (consistent): the underlying storage's current
 //     revision is read, a progress notification requested, and the list
 //     served from the cache once it has caught up; if it does not within
@@ -84,6 +85,11 @@ func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptio
 				return c.underlying.List(ctx, prefix, opts)
 			}
 			return nil, err
+		}
+		if opts.ResourceVersion == "0" {
+			// kube's cacher ignores the limit of a list at "0"
+			// (computeListLimit): the whole list, in one answer.
+			opts.Limit = 0
 		}
 	}
 	return c.wc.list(prefix, opts), nil
