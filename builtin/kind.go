@@ -481,7 +481,17 @@ var newInvalid = apierrors.NewInvalid
 // StatusError keeps its Status; anything else is a server fault.
 var statusError = api.FromKubeError
 
-var _ registry.VersionConverter = (*kind)(nil)
+var (
+	_ registry.VersionConverter = (*kind)(nil)
+	_ registry.KindConverter    = (*kind)(nil)
+)
+
+// ConvertKind converts an encoded object between two versions of the
+// kind (or of the kinds kube converts through the same internal type,
+// events.k8s.io's Event and core's), as kube's scheme does.
+func (k *kind) ConvertKind(data []byte, from, to schema.GroupVersionKind) ([]byte, error) {
+	return k.convertEncoded(data, from, to)
+}
 
 // ToStorage converts an encoded object from the served version to the
 // one kube stores, through the internal version, as kube's storage codec

@@ -63,6 +63,13 @@ type Config struct {
 	// main resource and /finalize reset status when the type has
 	// /status, and /status resets spec and metadata.
 	ResetFields func(subresource string) map[fieldpath.APIVersion]fieldpath.Filter
+	// Convert, when set, converts an encoded object between versions of
+	// the kind that differ in more than apiVersion (a built-in kind's
+	// autoscaling/v1 and v2, with Kubernetes' own conversions), as
+	// kube's field manager converts the live object to the version of
+	// each managedFields entry. Unset, a version change only rewrites
+	// apiVersion (CRD versions, conversion None).
+	Convert func(data []byte, from, to schema.GroupVersionKind) ([]byte, error)
 }
 
 // SubresourceFinalize is a namespace's subresource for spec.finalizers.
@@ -148,7 +155,7 @@ func (m *Manager) newFieldManager(cfg Config, subresource string, reset map[fiel
 	if cfg.CustomResource {
 		newFM = managedfields.NewDefaultCRDFieldManager
 	}
-	fm, err := newFM(cfg.TypeConverter, unstructuredConverter{}, noDefaults{}, emptyCreater{cfg.TypeConverter}, cfg.Kind, hub, subresource, reset)
+	fm, err := newFM(cfg.TypeConverter, unstructuredConverter{convert: cfg.Convert}, noDefaults{}, emptyCreater{cfg.TypeConverter}, cfg.Kind, hub, subresource, reset)
 	if err != nil {
 		return nil, fmt.Errorf("fieldmanager: %s: %w", cfg.Kind, err)
 	}
@@ -367,16 +374,19 @@ func fromUnstructured(o runtime.Object) (*api.Object, error) {
 // request) into miniapi's; anything else is returned as is.
 var statusError = api.FromKubeError
 
-// unstructuredConverter converts between versions by rewriting apiVersion,
-// which is all a version change means for miniapi's types (one version
-// each for built-ins, conversion None for CRDs).
-type unstructuredConverter struct{}
+// unstructuredConverter converts between versions with convert (a
+// built-in kind's conversions) or, without it, by rewriting apiVersion,
+// which is all a version change means for a CRD's versions (conversion
+// None).
+type unstructuredConverter struct {
+	convert func(data []byte, from, to schema.GroupVersionKind) ([]byte, error)
+}
 
 func (unstructuredConverter) Convert(in, out, context any) error {
 	return errors.New("fieldmanager: Convert is not supported")
 }
 
-func (unstructuredConverter) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
+func (c unstructuredConverter) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
 	u, ok := in.(*unstructured.Unstructured)
 	if !ok {
 		return nil, fmt.Errorf("fieldmanager: cannot convert %T", in)
@@ -388,6 +398,20 @@ func (unstructuredConverter) ConvertToVersion(in runtime.Object, target runtime.
 	}
 	if want == gvk {
 		return u, nil
+	}
+	if c.convert != nil {
+		data, err := u.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		if data, err = c.convert(data, gvk, want); err != nil {
+			return nil, err
+		}
+		out := &unstructured.Unstructured{}
+		if err := out.UnmarshalJSON(data); err != nil {
+			return nil, err
+		}
+		return out, nil
 	}
 	out := u.DeepCopy()
 	out.SetGroupVersionKind(want)

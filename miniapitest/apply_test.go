@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/miniapi/miniapi/miniapitest"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -429,4 +431,56 @@ func managedFieldsString(entries []metav1.ManagedFieldsEntry) string {
 		return err.Error()
 	}
 	return string(b)
+}
+
+// TestManagedFieldsAcrossVersions: a write through one version of a
+// built-in kind served in two (HorizontalPodAutoscalers, autoscaling/v1
+// and v2) takes over what it changes from an entry recorded through the
+// other, and is recorded in its own version, as kube-apiserver's field
+// manager does by converting the object to each entry's version (the
+// owners below are what the reference kube-apiserver 1.37.1 records for
+// the same writes).
+func TestManagedFieldsAcrossVersions(t *testing.T) {
+	t.Parallel()
+	env := miniapitest.Start(t, miniapitest.WithNamespaces("hpa"))
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	util := int32(50)
+	_, err = cs.AutoscalingV2().HorizontalPodAutoscalers("hpa").Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			MaxReplicas:    5,
+			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+				Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: &util},
+			}}},
+		},
+	}, metav1.CreateOptions{FieldManager: "creator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, err := cs.AutoscalingV1().HorizontalPodAutoscalers("hpa").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1.Spec.MaxReplicas = 7
+	if _, err := cs.AutoscalingV1().HorizontalPodAutoscalers("hpa").Update(ctx, v1, metav1.UpdateOptions{FieldManager: "scaler"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := cs.AutoscalingV2().HorizontalPodAutoscalers("hpa").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.MaxReplicas != 7 {
+		t.Fatalf("maxReplicas %d after the update through v1", got.Spec.MaxReplicas)
+	}
+	checkManagedFields(t, got.ManagedFields,
+		wantEntry{manager: "creator", operation: metav1.ManagedFieldsOperationUpdate, apiVersion: "autoscaling/v2",
+			fieldsV1: `{"f:spec":{"f:metrics":{},"f:minReplicas":{},"f:scaleTargetRef":{"f:apiVersion":{},"f:kind":{},"f:name":{}}}}`},
+		wantEntry{manager: "scaler", operation: metav1.ManagedFieldsOperationUpdate, apiVersion: "autoscaling/v1",
+			fieldsV1: `{"f:spec":{"f:maxReplicas":{}}}`},
+	)
 }

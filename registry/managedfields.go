@@ -71,6 +71,9 @@ func (s *Store) fieldManager() (*fieldmanager.Manager, error) {
 		if r, ok := s.t.Strategy.(FieldResetter); ok {
 			cfg.ResetFields = r.ResetFields
 		}
+		if c, ok := s.t.Strategy.(KindConverter); ok {
+			cfg.Convert = c.ConvertKind
+		}
 		return fieldmanager.New(cfg)
 	})
 }

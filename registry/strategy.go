@@ -8,6 +8,7 @@ import (
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/fieldmanager"
 	"github.com/miniapi/miniapi/storage"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
@@ -100,6 +101,15 @@ func HasStatus(t *Type) bool { return hasStatus(t.Strategy) }
 // of them, with their list and map types.
 type MergeSchema interface {
 	TypeConverter() (fieldmanager.TypeConverter, error)
+}
+
+// KindConverter is implemented by strategies of kinds served in several
+// versions that differ in more than apiVersion (the built-in kinds, by
+// Kubernetes' own conversions): managedFields entries recorded through
+// one version are reconciled with writes through another by converting
+// between them, as kube-apiserver's field manager does.
+type KindConverter interface {
+	ConvertKind(data []byte, from, to schema.GroupVersionKind) ([]byte, error)
 }
 
 // FieldResetter is implemented by strategies whose (sub)resources reset
