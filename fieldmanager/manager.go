@@ -394,7 +394,10 @@ func (c unstructuredConverter) ConvertToVersion(in runtime.Object, target runtim
 	gvk := u.GroupVersionKind()
 	want, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{gvk})
 	if !ok {
-		return nil, fmt.Errorf("fieldmanager: %s cannot be converted to %v", gvk, target)
+		// Another group's (an events.k8s.io/v1 Event's entry recorded
+		// through core v1): kube's scheme has no such conversion, and
+		// its field manager drops an entry it cannot convert to.
+		return nil, runtime.NewNotRegisteredGVKErrForTarget("fieldmanager", gvk, target)
 	}
 	if want == gvk {
 		return u, nil

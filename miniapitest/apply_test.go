@@ -12,10 +12,12 @@ import (
 	"github.com/miniapi/miniapi/miniapitest"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -483,4 +485,30 @@ func TestManagedFieldsAcrossVersions(t *testing.T) {
 		wantEntry{manager: "scaler", operation: metav1.ManagedFieldsOperationUpdate, apiVersion: "autoscaling/v1",
 			fieldsV1: `{"f:spec":{"f:maxReplicas":{}}}`},
 	)
+
+	// An Event written through events.k8s.io/v1 and then core v1: kube
+	// has no conversion between the two groups' versions for its field
+	// manager, which drops the entry it cannot convert to, and an apply
+	// through events.k8s.io/v1 after that succeeds (it answered 500).
+	_, err = cs.EventsV1().Events("hpa").Create(ctx, &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: "e"}, EventTime: metav1.NowMicro(), ReportingController: "example.com/c", ReportingInstance: "i",
+		Action: "Act", Reason: "Why", Regarding: corev1.ObjectReference{Kind: "Pod", Name: "p", Namespace: "hpa"}, Note: "hello", Type: "Normal",
+	}, metav1.CreateOptions{FieldManager: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	patched, err := cs.CoreV1().Events("hpa").Patch(ctx, "e", types.MergePatchType, []byte(`{"count":3}`), metav1.PatchOptions{FieldManager: "two"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkManagedFields(t, patched.ManagedFields,
+		wantEntry{manager: "two", operation: metav1.ManagedFieldsOperationUpdate, apiVersion: "v1", fieldsV1: `{"f:count":{}}`})
+	applied, err := cs.EventsV1().Events("hpa").Patch(ctx, "e", types.ApplyPatchType,
+		[]byte(`{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e","labels":{"a":"b"}}}`), metav1.PatchOptions{FieldManager: "three"})
+	if err != nil {
+		t.Fatalf("apply through events.k8s.io/v1: %v", err)
+	}
+	if applied.Labels["a"] != "b" {
+		t.Errorf("labels %v after the apply", applied.Labels)
+	}
 }
