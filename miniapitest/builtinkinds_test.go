@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/go-logr/logr"
 	"github.com/miniapi/miniapi/miniapitest"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,7 +16,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // appCRD is a namespaced example.com/v1 App whose spec sizes a workload.
@@ -105,7 +103,6 @@ func (r *appReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 // allocated ClusterIP, owner references, generation moving with the spec.
 func TestControllerRuntimeBuiltinKinds(t *testing.T) {
 	t.Parallel()
-	log.SetLogger(logr.Discard())
 	env := miniapitest.Start(t, miniapitest.WithCRDObjects(appCRD), miniapitest.WithNamespaces("apps"))
 
 	mgr, scheme := newManager(t, env)

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/miniapi/miniapi/miniapitest"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
@@ -72,7 +70,6 @@ func (r *widgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 // and writes the Widget's status subresource.
 func TestControllerRuntime(t *testing.T) {
 	t.Parallel()
-	log.SetLogger(logr.Discard())
 	env := miniapitest.Start(t, miniapitest.WithCRDObjects(widgetCRD), miniapitest.WithNamespaces("shop"))
 
 	mgr, scheme := newManager(t, env)

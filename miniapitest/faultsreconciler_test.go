@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/miniapi/miniapi/faults"
 	"github.com/miniapi/miniapi/miniapitest"
 	corev1 "k8s.io/api/core/v1"
@@ -13,7 +12,6 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // TestReconcilerSurvivesFaults runs the Widget reconciler of
@@ -22,7 +20,6 @@ import (
 // change to the Widget still reaches its ConfigMap and status.
 func TestReconcilerSurvivesFaults(t *testing.T) {
 	t.Parallel()
-	log.SetLogger(logr.Discard())
 	env := miniapitest.Start(t, miniapitest.WithCRDObjects(widgetCRD), miniapitest.WithNamespaces("shop"))
 
 	// The rules match the manager by its user agent, so the test's own
