@@ -487,8 +487,7 @@ var (
 )
 
 // ConvertKind converts an encoded object between two versions of the
-// kind (or of the kinds kube converts through the same internal type,
-// events.k8s.io's Event and core's), as kube's scheme does.
+// kind's group through its internal type, as kube's scheme does.
 func (k *kind) ConvertKind(data []byte, from, to schema.GroupVersionKind) ([]byte, error) {
 	return k.convertEncoded(data, from, to)
 }
