@@ -89,9 +89,8 @@ type Definitions interface {
 // discoveryCache does.
 type openAPICache struct {
 	defs Definitions
-	// issuer says the server serves its ServiceAccount token issuer's
-	// discovery endpoints, which the documents then list.
-	issuer bool
+	// opts say what of the server in front the documents describe.
+	opts docOptions
 	// mu serialises builds: a new snapshot is built once, however many
 	// requests ask for it at once.
 	mu  sync.Mutex
@@ -107,7 +106,7 @@ func (c *openAPICache) docs(snap *registry.Snapshot) *openAPIDocs {
 	if d := c.cur.Load(); d != nil && d.snap == snap {
 		return d
 	}
-	d := newOpenAPIDocs(snap, c.defs, c.issuer)
+	d := newOpenAPIDocs(snap, c.defs, c.opts)
 	c.cur.Store(d)
 	return d
 }
@@ -120,26 +119,26 @@ func (c *openAPICache) v3(snap *registry.Snapshot) (*openAPIV3, error) { return 
 
 // newOpenAPIDocs returns the documents of snap, each built once, when
 // first asked for.
-func newOpenAPIDocs(snap *registry.Snapshot, defs Definitions, issuer bool) *openAPIDocs {
+func newOpenAPIDocs(snap *registry.Snapshot, defs Definitions, opts docOptions) *openAPIDocs {
 	return &openAPIDocs{
 		snap: snap,
-		v2:   sync.OnceValues(func() (*openAPIV2, error) { return buildOpenAPIV2(snap, defs, issuer) }),
-		v3:   sync.OnceValues(func() (*openAPIV3, error) { return buildOpenAPIV3(snap, defs, issuer) }),
+		v2:   sync.OnceValues(func() (*openAPIV2, error) { return buildOpenAPIV2(snap, defs, opts) }),
+		v3:   sync.OnceValues(func() (*openAPIV3, error) { return buildOpenAPIV3(snap, defs, opts) }),
 	}
 }
 
-func buildOpenAPIV2(snap *registry.Snapshot, defs Definitions, issuer bool) (*openAPIV2, error) {
+func buildOpenAPIV2(snap *registry.Snapshot, defs Definitions, opts docOptions) (*openAPIV2, error) {
 	groups := servedGroups(snap)
 	kube, err := defs.V2(kubeModels(groups)...)
 	if err != nil {
 		return nil, err
 	}
-	d := &openAPIV2{doc: encodeWithETag(v2Document(groups, kube, issuer))}
+	d := &openAPIV2{doc: encodeWithETag(v2Document(groups, kube, opts))}
 	d.proto = sync.OnceValues(func() ([]byte, error) { return v2Protobuf(d.doc.body) })
 	return d, nil
 }
 
-func buildOpenAPIV3(snap *registry.Snapshot, defs Definitions, issuer bool) (*openAPIV3, error) {
+func buildOpenAPIV3(snap *registry.Snapshot, defs Definitions, opts docOptions) (*openAPIV3, error) {
 	groups := servedGroups(snap)
 	kube, err := defs.V3(kubeModels(groups)...)
 	if err != nil {
@@ -150,14 +149,14 @@ func buildOpenAPIV3(snap *registry.Snapshot, defs Definitions, issuer bool) (*op
 	for _, g := range groups {
 		for _, v := range g.versions {
 			key := OpenAPIV3Key(g.name, v.version)
-			doc := encodeWithETag(v3Document(groupVersionKey{g.name, v.version}, v.resources, kube))
+			doc := encodeWithETag(v3Document(groupVersionKey{g.name, v.version}, v.resources, kube, opts))
 			d.docs[key] = doc
 			d.proto[key] = sync.OnceValues(func() ([]byte, error) { return v3Protobuf(doc.body) })
 			index[key] = jsonObj{"serverRelativeURL": serverRelativeURL(key, doc.etag)}
 		}
 	}
-	for _, dd := range discoveryPathDocs(groups, issuer) {
-		doc := encodeWithETag(v3DiscoveryDocument(dd, kube))
+	for _, dd := range discoveryPathDocs(groups, opts.issuer) {
+		doc := encodeWithETag(v3DiscoveryDocument(dd, kube, opts))
 		d.docs[dd.key] = doc
 		d.proto[dd.key] = sync.OnceValues(func() ([]byte, error) { return v3Protobuf(doc.body) })
 		index[dd.key] = jsonObj{"serverRelativeURL": serverRelativeURL(dd.key, doc.etag)}

@@ -92,15 +92,18 @@ func resourcesTag(group, version string) string {
 
 // v3DiscoveryDocument is the v3 document of one discovery path: the
 // path and the definitions it refers to.
-func v3DiscoveryDocument(d discoveryDoc, kube map[string]any) jsonObj {
-	schemas := jsonObj{}
+func v3DiscoveryDocument(d discoveryDoc, kube map[string]any, opts docOptions) jsonObj {
+	components := jsonObj{} // as kube's, without schemas when none is used
 	if d.def != "" {
-		schemas = jsonObj(closure(kube, v3RefPrefix, d.def))
+		components["schemas"] = jsonObj(closure(kube, v3RefPrefix, d.def))
+	}
+	if opts.bearer {
+		components["securitySchemes"] = bearerScheme()
 	}
 	return jsonObj{
 		"openapi":    "3.0.0",
 		"info":       openAPIInfo(),
 		"paths":      jsonObj{d.item.path: v3PathItem(d.item, d.tag, nil)},
-		"components": jsonObj{"schemas": schemas},
+		"components": components,
 	}
 }

@@ -19,8 +19,29 @@ import (
 const gvkExtension = "x-kubernetes-group-version-kind"
 
 // openAPIInfo is the info object of every document.
+// openAPIInfo is every document's info: titled and versioned as
+// kube-apiserver's, by the minor version it serves ("1.37").
 func openAPIInfo() jsonObj {
-	return jsonObj{"title": "Kubernetes", "version": version.Kubernetes}
+	v := version.Get()
+	return jsonObj{"title": "Kubernetes", "version": v.Major + "." + v.Minor}
+}
+
+// docOptions are what the documents say of the server in front of the
+// handler.
+type docOptions struct {
+	// issuer: it serves its ServiceAccount token issuer's discovery
+	// endpoints, which the documents then list.
+	issuer bool
+	// bearer: it authenticates bearer tokens, which the documents say
+	// with kube-apiserver's BearerToken security scheme.
+	bearer bool
+}
+
+// bearerScheme is the BearerToken security scheme, the same in both
+// OpenAPI versions.
+func bearerScheme() jsonObj {
+	return jsonObj{"BearerToken": jsonObj{"type": "apiKey", "name": "authorization", "in": "header",
+		"description": "A bearer token in the Authorization header."}}
 }
 
 // kindDefinition is the schema of a whole object of t's kind: the type's
@@ -83,7 +104,7 @@ func OpenAPIV3Key(group, version string) string {
 // v3Document is the OpenAPI v3 document of one group version. It
 // depends on nothing else the snapshot serves, so its hash, and the
 // client caches keyed by it, survive changes to other group versions.
-func v3Document(gv groupVersionKey, resources []*registry.Resource, kube map[string]any) jsonObj {
+func v3Document(gv groupVersionKey, resources []*registry.Resource, kube map[string]any, opts docOptions) jsonObj {
 	roots := append([]string(nil), metaModels...)
 	if hasScale(resources) {
 		roots = append(roots, defScale)
@@ -113,11 +134,15 @@ func v3Document(gv groupVersionKey, resources []*registry.Resource, kube map[str
 	}
 	rp := resourcesPath(gv.group, gv.version)
 	paths[rp.path] = v3PathItem(rp, resourcesTag(gv.group, gv.version), nil)
+	components := jsonObj{"schemas": schemas}
+	if opts.bearer {
+		components["securitySchemes"] = bearerScheme()
+	}
 	return jsonObj{
 		"openapi":    "3.0.0",
 		"info":       openAPIInfo(),
 		"paths":      paths,
-		"components": jsonObj{"schemas": schemas},
+		"components": components,
 	}
 }
 
@@ -189,7 +214,7 @@ func v3Params(ps []param) []any {
 
 // v2Document is the Swagger 2.0 document of every served type, and of
 // the discovery, version and (with issuer) issuer paths.
-func v2Document(groups []servedGroup, kube map[string]any, issuer bool) jsonObj {
+func v2Document(groups []servedGroup, kube map[string]any, opts docOptions) jsonObj {
 	defs := jsonObj{}
 	for name, def := range kube {
 		defs[name] = def
@@ -225,15 +250,20 @@ func v2Document(groups []servedGroup, kube map[string]any, issuer bool) jsonObj 
 			paths[rp.path] = v2PathItem(rp, resourcesTag(g.name, v.version), nil)
 		}
 	}
-	for _, d := range discoveryPathDocs(groups, issuer) {
+	for _, d := range discoveryPathDocs(groups, opts.issuer) {
 		paths[d.item.path] = v2PathItem(d.item, d.tag, nil)
 	}
-	return jsonObj{
+	doc := jsonObj{
 		"swagger":     "2.0",
 		"info":        openAPIInfo(),
 		"paths":       paths,
 		"definitions": defs,
 	}
+	if opts.bearer {
+		doc["securityDefinitions"] = bearerScheme()
+		doc["security"] = []any{jsonObj{"BearerToken": []any{}}}
+	}
+	return doc
 }
 
 func v2PathItem(item pathItem, tag string, gvk jsonObj) jsonObj {

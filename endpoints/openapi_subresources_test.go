@@ -240,16 +240,27 @@ func TestOpenAPIDeleteAnswers(t *testing.T) {
 func TestOpenAPIDiscoveryPaths(t *testing.T) {
 	for _, issuer := range []bool{false, true} {
 		reg, _ := apitest.Registry(t)
-		srv := httptest.NewServer(New(Config{Registry: reg, OpenAPI: &builtin.OpenAPI{}, IssuerDiscovery: issuer}))
+		srv := httptest.NewServer(New(Config{Registry: reg, OpenAPI: &builtin.OpenAPI{}, IssuerDiscovery: issuer, BearerTokens: issuer}))
 		t.Cleanup(srv.Close)
 		c := &apitest.Client{T: t, URL: srv.URL}
 
 		var v2 struct {
+			Info        map[string]string                     `json:"info"`
 			Paths       map[string]map[string]json.RawMessage `json:"paths"`
 			Definitions map[string]json.RawMessage            `json:"definitions"`
+			SecurityDef map[string]map[string]string          `json:"securityDefinitions"`
+			Security    []map[string][]string                 `json:"security"`
 		}
 		if err := json.Unmarshal(c.Do("GET", "/openapi/v2", nil).Body, &v2); err != nil {
 			t.Fatal(err)
+		}
+		// Versioned and secured as kube-apiserver's document: its
+		// minor version, and a bearer token where the server takes one.
+		if v2.Info["title"] != "Kubernetes" || v2.Info["version"] != "1.37" {
+			t.Errorf("info %v", v2.Info)
+		}
+		if bt := v2.SecurityDef["BearerToken"]; issuer != (bt["type"] == "apiKey" && bt["in"] == "header" && bt["name"] == "authorization" && len(v2.Security) == 1) {
+			t.Errorf("bearer tokens %v: securityDefinitions %v, security %v", issuer, v2.SecurityDef, v2.Security)
 		}
 		want := map[string]struct{ id, def string }{
 			"/api/":                                  {"getCoreAPIVersions", defAPIVersions},
@@ -294,7 +305,10 @@ func TestOpenAPIDiscoveryPaths(t *testing.T) {
 		}
 		for key, path := range map[string]string{"api": "/api/", "apis": "/apis/", "apis/apps": "/apis/apps/", "version": "/version/", "api/v1": "/api/v1/", "apis/apps/v1": "/apis/apps/v1/"} {
 			var doc struct {
-				Paths map[string]map[string]json.RawMessage `json:"paths"`
+				Paths      map[string]map[string]json.RawMessage `json:"paths"`
+				Components struct {
+					SecuritySchemes map[string]any `json:"securitySchemes"`
+				} `json:"components"`
 			}
 			var op struct {
 				ID string `json:"operationId"`
@@ -304,6 +318,9 @@ func TestOpenAPIDiscoveryPaths(t *testing.T) {
 			}
 			if err := json.Unmarshal(doc.Paths[path]["get"], &op); err != nil || op.ID != want[path].id {
 				t.Errorf("v3 document %s: GET %s is %s (%v)", key, path, doc.Paths[path]["get"], err)
+			}
+			if _, ok := doc.Components.SecuritySchemes["BearerToken"]; ok != issuer {
+				t.Errorf("v3 document %s: BearerToken scheme %v, want %v", key, ok, issuer)
 			}
 		}
 		if _, ok := index["paths"]["openid/v1/jwks"]; ok != issuer {

@@ -39,6 +39,10 @@ type Config struct {
 	// token issuer's /.well-known/openid-configuration and
 	// /openid/v1/jwks, so the OpenAPI documents list them.
 	IssuerDiscovery bool
+	// BearerTokens says the server in front authenticates bearer tokens,
+	// which the OpenAPI documents say as kube-apiserver's do (a
+	// BearerToken security scheme).
+	BearerTokens bool
 	// RequestTimeout bounds every request that is not long-running (all
 	// but watches, proxies, exec, attach, log and portforward), as
 	// kube-apiserver's --request-timeout: one still running then is
@@ -71,7 +75,8 @@ func New(cfg Config) http.Handler {
 	hc := cfg.Handlers
 	hc.Registry, hc.Logger = cfg.Registry, cfg.Logger
 	s := &server{reg: cfg.Registry, log: cfg.Logger, readyFn: cfg.Ready, checks: cfg.Checks, handlers: handlers.New(hc)}
-	s.openapi.defs, s.openapi.issuer = cfg.OpenAPI, cfg.IssuerDiscovery
+	s.openapi.defs = cfg.OpenAPI
+	s.openapi.opts = docOptions{issuer: cfg.IssuerDiscovery, bearer: cfg.BearerTokens}
 	if s.openapi.defs == nil {
 		s.openapi.defs = noDefinitions{}
 	}

@@ -488,6 +488,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		OpenAPI:  s.openAPI(),
 
 		IssuerDiscovery: issuer != nil,
+		BearerTokens:    authn != nil,
 
 		RequestTimeout:  requestTimeout,
 		InflightCounted: s.flowControl != nil || readOnly+mutating > 0,
