@@ -215,20 +215,23 @@ func v3Params(ps []param) []any {
 // v2Document is the Swagger 2.0 document of every served type, and of
 // the discovery, version and (with issuer) issuer paths.
 func v2Document(groups []servedGroup, kube map[string]any, opts docOptions) jsonObj {
-	defs := jsonObj{}
-	for name, def := range kube {
-		defs[name] = def
-	}
 	// The options kinds of streaming subresources were asked for only
 	// for their fields; kube-apiserver publishes no definition of them.
+	options := map[string]bool{}
 	for _, g := range groups {
 		for _, v := range g.versions {
 			for _, res := range v.resources {
-				_, options := subresourceModels(res)
-				for _, name := range options {
-					delete(defs, name)
+				_, names := subresourceModels(res)
+				for _, name := range names {
+					options[name] = true
 				}
 			}
+		}
+	}
+	defs := jsonObj{}
+	for name, def := range kube {
+		if !options[name] {
+			defs[name] = def
 		}
 	}
 	paths := jsonObj{}

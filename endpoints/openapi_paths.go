@@ -293,11 +293,7 @@ func definitionName(res *registry.Resource, kind string) string {
 		return k
 	}
 	if isBuiltin(res) || t.Group == "" {
-		pkg, _, _ := strings.Cut(t.Group, ".")
-		if pkg == "" {
-			pkg = "core"
-		}
-		return "io.k8s.api." + pkg + "." + t.Version + "." + kind
+		return kubeDefinition(t.Group, t.Version, kind)
 	}
 	labels := strings.Split(t.Group, ".")
 	for i, j := 0, len(labels)-1; i < j; i, j = i+1, j-1 {

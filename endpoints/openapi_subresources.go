@@ -58,14 +58,13 @@ func subresourcePaths(res *registry.Resource, n typeNames, named []param, collec
 						responses: []opResponse{{"200", "OK", n.kindDef}, {"201", "Created", n.kindDef}}, produces: objectTypes})
 				}
 			}
-			// kube lists them read, replace, patch, whatever the verbs' order.
-			slices.SortStableFunc(ops, func(a, b operation) int { return methodRank(a.method) - methodRank(b.method) })
 			if len(ops) > 0 {
 				items = append(items, pathItem{path: path, params: named, ops: ops})
 			}
 		case registry.ServeCreate:
-			def := subresourceDefinition(t, sr)
-			items = append(items, pathItem{path: path, params: named, gvk: subresourceGVK(t, sr), ops: []operation{
+			group, version, kind := subresourceKind(t, sr)
+			def := kubeDefinition(group, version, kind)
+			items = append(items, pathItem{path: path, params: named, gvk: gvkObj(group, version, kind), ops: []operation{
 				{method: "post", id: "create" + n.opKind + sub, action: "post",
 					description: "create " + sr.Name + " of the named " + t.Kind,
 					params:      []param{paramDryRun, paramFieldManager, paramFieldValidation},
@@ -73,14 +72,14 @@ func subresourcePaths(res *registry.Resource, n typeNames, named []param, collec
 					responses: []opResponse{{"200", "OK", def}, {"201", "Created", def}, {"202", "Accepted", def}}, produces: objectTypes},
 			}})
 		case registry.ServeConnect:
-			items = append(items, connectPaths(res, n, sr, named, path, kube)...)
+			items = append(items, connectPaths(res, n, sr, named, path, objectTypes, kube)...)
 		}
 	}
 	return items
 }
 
 // connectPaths are the paths of a streaming subresource.
-func connectPaths(res *registry.Resource, n typeNames, sr registry.Subresource, named []param, path string, kube map[string]any) []pathItem {
+func connectPaths(res *registry.Resource, n typeNames, sr registry.Subresource, named []param, path string, objectTypes []string, kube map[string]any) []pathItem {
 	t := &res.Type
 	cd, ok := t.Strategy.(registry.ConnectDescriber)
 	if !ok {
@@ -92,20 +91,18 @@ func connectPaths(res *registry.Resource, n typeNames, sr registry.Subresource, 
 	}
 	sub := upperFirst(sr.Name)
 	params := append(append([]param(nil), named...), optionParams(kube[optionsDefinition(t, d)])...)
-	if d.Produces == nil {
-		// A connection's answer is the backend's: there is nothing to
-		// pretty-print.
-		params = slices.DeleteFunc(params, func(p param) bool { return p == paramPretty })
-	}
 	if d.Produces != nil {
 		// A read answering a stream, in the kind's own media types too.
-		produces := append(append([]string(nil), d.Produces...), objectTypesOf(res)...)
+		produces := append(append([]string(nil), d.Produces...), objectTypes...)
 		return []pathItem{{path: path, params: params, ops: []operation{
 			{method: "get", id: "read" + n.opKind + sub, action: "get",
 				description: "read " + sr.Name + " of the named " + t.Kind,
 				responses:   []opResponse{{"200", "OK", ""}}, produces: produces},
 		}}}
 	}
+	// A connection's answer is the backend's: there is nothing to
+	// pretty-print.
+	params = slices.DeleteFunc(params, func(p param) bool { return p == paramPretty })
 	gvk := gvkObj(t.Group, t.Version, d.Options)
 	ops := func(withPath string) []operation {
 		var out []operation
@@ -163,7 +160,7 @@ func subresourceModels(res *registry.Resource) (bodies, options []string) {
 	for _, sr := range registry.Subresources(t) {
 		switch sr.Serve {
 		case registry.ServeCreate:
-			bodies = append(bodies, subresourceDefinition(t, sr))
+			bodies = append(bodies, kubeDefinition(subresourceKind(t, sr)))
 		case registry.ServeConnect:
 			if cd, ok := t.Strategy.(registry.ConnectDescriber); ok {
 				if d, ok := cd.DescribeConnect(sr.Name); ok {
@@ -175,20 +172,15 @@ func subresourceModels(res *registry.Resource) (bodies, options []string) {
 	return bodies, options
 }
 
-// subresourceDefinition names the definition of the kind a create
-// subresource takes, as kube names the built-in kinds':
-// io.k8s.api.<group's first label, "core" for the core group>.<version>.<Kind>.
-func subresourceDefinition(t *registry.Type, sr registry.Subresource) string {
-	g := subresourceGVK(t, sr)
-	return kubeDefinition(g["group"].(string), g["version"].(string), g["kind"].(string))
-}
-
 // optionsDefinition names the definition of a streaming subresource's
 // options kind, in its parent's group version.
 func optionsDefinition(t *registry.Type, d registry.ConnectDescription) string {
 	return kubeDefinition(t.Group, t.Version, d.Options)
 }
 
+// kubeDefinition names the definition of a built-in kind as kube names
+// it: io.k8s.api.<group's first label, "core" for the core
+// group>.<version>.<Kind>.
 func kubeDefinition(group, version, kind string) string {
 	pkg, _, _ := strings.Cut(group, ".")
 	if pkg == "" {
@@ -197,29 +189,15 @@ func kubeDefinition(group, version, kind string) string {
 	return "io.k8s.api." + pkg + "." + version + "." + kind
 }
 
-// subresourceGVK is the group-version-kind a subresource takes and
-// answers: its own, or where it leaves them out, its parent's.
-func subresourceGVK(t *registry.Type, sr registry.Subresource) jsonObj {
-	group, version, kind := sr.Group, sr.Version, sr.Kind
+// subresourceKind is the group, version and kind a subresource takes
+// and answers: its own, or where it leaves them out, its parent's.
+func subresourceKind(t *registry.Type, sr registry.Subresource) (group, version, kind string) {
+	group, version, kind = sr.Group, sr.Version, sr.Kind
 	if version == "" {
 		group, version = t.Group, t.Version
 	}
 	if kind == "" {
 		kind = t.Kind
 	}
-	return gvkObj(group, version, kind)
-}
-
-// methodRank orders a path's operations as kube-apiserver's documents
-// list them.
-func methodRank(method string) int {
-	return slices.Index([]string{"get", "put", "post", "delete", "options", "head", "patch"}, method)
-}
-
-// objectTypesOf are the media types res's objects are served in.
-func objectTypesOf(res *registry.Resource) []string {
-	if isBuiltin(res) {
-		return builtinObjectMediaTypes
-	}
-	return objectMediaTypes
+	return group, version, kind
 }
