@@ -180,7 +180,7 @@ func TestInformerListsAgainAfterCompaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.configMaps().Storage().(*cacher.Cacher).Compacted(rev)
+	f.configMaps().Storage().(*cacher.Cacher).Expire(rev)
 
 	var mu sync.Mutex
 	added, deleted := map[string]bool{}, map[string]bool{}

@@ -106,11 +106,20 @@ func compactedDetail(e *storage.Error) string {
 	return fmt.Sprint(e.ResourceVersion)
 }
 
-// continueExpired is kube-apiserver's answer to a continue token whose
-// revision has been compacted.
-func continueExpired() error {
-	return api.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. " +
+// continueExpired is kube-apiserver's answer to a continue token, of a
+// list under prefix, whose revision has been compacted: with a token that
+// continues from the same key at the latest revision, which the message
+// offers.
+func continueExpired(token, prefix string) error {
+	st := api.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. " +
 		"You can start a new list without the continue parameter, or use the continue token in this response to " +
 		"retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - " +
 		"objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+	// The storage decoded the token before it answered Compacted.
+	if from, _, err := storage.DecodeContinue(token, prefix); err == nil {
+		if latest, err := storage.EncodeContinue(from, prefix, -1); err == nil {
+			st.ErrStatus.Metadata.Continue = latest
+		}
+	}
+	return st
 }

@@ -28,15 +28,22 @@ func (s *Store) List(ctx context.Context, ns string, opts ListOptions) (*storage
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.storage.List(ctx, s.keys.NamespacePrefix(s.namespaceOf(ns)), storage.ListOptions{
+	prefix := s.keys.NamespacePrefix(s.namespaceOf(ns))
+	out, err := s.storage.List(ctx, prefix, storage.ListOptions{
 		ResourceVersion:      opts.ResourceVersion,
 		ResourceVersionMatch: opts.ResourceVersionMatch,
 		Predicate:            pred,
 		Limit:                opts.Limit,
 		Continue:             opts.Continue,
 	})
-	if storage.IsCompacted(err) && opts.Continue != "" {
-		return nil, continueExpired()
+	if storage.IsCompacted(err) {
+		if opts.Continue != "" {
+			return nil, continueExpired(opts.Continue, prefix)
+		}
+		if opts.ResourceVersionMatch == "Exact" {
+			// kube-apiserver's words for a list its etcd refused.
+			return nil, api.NewResourceExpired("The resourceVersion for the provided list is too old.")
+		}
 	}
 	return out, s.statusErr(err, "")
 }

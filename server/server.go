@@ -597,6 +597,7 @@ func (s *Server) startStorage(ctx context.Context, cfg Config) error {
 	if cfg.Etcd != nil {
 		s.shared, s.namespace = cfg.Etcd, cfg.Etcd.newNamespace()
 		s.client = cfg.Etcd.client(s.namespace)
+		s.shared.compactions.add(s)
 		return nil
 	}
 	if len(cfg.EtcdServers) > 0 {
@@ -780,16 +781,23 @@ func (s *Server) drain() { s.drainedOnce.Do(func() { close(s.drained) }) }
 // startCompactor runs the history compactor in the background until
 // ctx ends.
 func (s *Server) startCompactor(ctx context.Context, interval time.Duration) {
-	if interval < 0 || s.shared != nil {
-		return
+	if s.shared != nil {
+		return // the member's compactor tells the server
 	}
 	if interval == 0 {
 		interval = DefaultCompactionInterval
 	}
-	c := &compactor{client: s.client, interval: interval, onError: func(err error) {
+	c := &compactor{client: s.client, interval: interval, compacted: s.compacted, onError: func(err error) {
 		s.log.Warn("etcd compaction failed", "err", err)
 	}}
-	s.background.Go(func() { c.run(ctx) })
+	if interval > 0 {
+		s.background.Go(func() { c.run(ctx) })
+	}
+	if s.ownsConn {
+		// On an external cluster other replicas compact too, whether or
+		// not this one does.
+		s.background.Go(func() { c.follow(ctx) })
+	}
 }
 
 // stopBackground ends the background goroutines and waits for them, so
@@ -818,6 +826,7 @@ func (s *Server) closeStorage() error {
 		errs = append(errs, s.reg.Close())
 	}
 	if s.shared != nil {
+		s.shared.compactions.remove(s)
 		ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
 		defer cancel()
 		errs = append(errs, s.shared.drop(ctx, s.namespace))

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/storage/etcd3"
@@ -43,6 +44,11 @@ type SharedEtcd struct {
 	// templates are the bootstrap states of the first clusters started,
 	// by bootstrapKey (see template).
 	templates sync.Map // string → *Snapshot
+	// compactions tells the serving clusters of the member's compactions.
+	compactions compactions
+	// stopCompactor ends the compactor, compactorDone once it has.
+	stopCompactor context.CancelFunc
+	compactorDone chan struct{}
 }
 
 // SharedEtcdConfig configures StartSharedEtcd.
@@ -53,28 +59,48 @@ type SharedEtcdConfig struct {
 	UnsafeNoFsync bool
 	// Logger receives etcd's own log output; nil discards it.
 	Logger *slog.Logger
+	// CompactionInterval is how often the member's history is compacted;
+	// zero means DefaultCompactionInterval.
+	CompactionInterval time.Duration
 }
 
 // StartSharedEtcd starts an embedded member for logical clusters. It
-// compacts its own history every DefaultCompactionInterval, keeping that
-// much (a logical cluster runs no compactor of its own: see
-// Server.Compact). The caller closes it after the last server using it
-// has shut down.
+// compacts its history every CompactionInterval, keeping that
+// much, and tells the clusters' caches (a logical cluster runs no
+// compactor of its own: see Server.Compact). The caller closes it after
+// the last server using it has shut down.
 func StartSharedEtcd(ctx context.Context, cfg SharedEtcdConfig) (*SharedEtcd, error) {
 	if cfg.Dir == "" {
 		return nil, errors.New("server: a data directory is required for the shared etcd")
 	}
 	e, err := etcd3.StartEmbedded(ctx, etcd3.EmbeddedConfig{
 		Dir: cfg.Dir, UnsafeNoFsync: cfg.UnsafeNoFsync, Logger: cfg.Logger,
-		NoClientListener: true, AutoCompactionRetention: DefaultCompactionInterval,
+		NoClientListener: true,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &SharedEtcd{
+	se := &SharedEtcd{
 		embedded: e, starts: make(chan struct{}, max(2, runtime.GOMAXPROCS(0))),
-		openAPI: &builtin.OpenAPI{Keep: true},
-	}, nil
+		openAPI: &builtin.OpenAPI{Keep: true}, compactorDone: make(chan struct{}),
+	}
+	cctx, stop := context.WithCancel(context.Background())
+	se.stopCompactor = stop
+	interval := cfg.CompactionInterval
+	if interval <= 0 {
+		interval = DefaultCompactionInterval
+	}
+	c := &compactor{client: e.Client, interval: interval, compacted: se.compactions.compacted,
+		onError: func(err error) {
+			if cfg.Logger != nil {
+				cfg.Logger.Warn("etcd compaction failed", "err", err)
+			}
+		}}
+	go func() {
+		defer close(se.compactorDone)
+		c.run(cctx)
+	}()
+	return se, nil
 }
 
 // admitStart waits until fewer than GOMAXPROCS (at least 2) servers are
@@ -92,7 +118,11 @@ func (e *SharedEtcd) admitStart(ctx context.Context) (func(), error) {
 }
 
 // Close stops the member. Servers still using it fail their requests.
-func (e *SharedEtcd) Close() error { return e.embedded.Close() }
+func (e *SharedEtcd) Close() error {
+	e.stopCompactor()
+	<-e.compactorDone
+	return e.embedded.Close()
+}
 
 // newNamespace hands out the key namespace of a new logical cluster:
 // "/clusters/N", never reused in this member's life, so a cluster that

@@ -236,6 +236,32 @@ func TestCompactorBoundsHistory(t *testing.T) {
 		_, err := srv.client.Get(context.Background(), "/registry/core/configmaps/ns1/old", clientv3.WithRev(first))
 		return errors.Is(err, rpctypes.ErrCompacted)
 	})
+	// The caches were told: a list pinned to the compacted revision is
+	// refused as etcd refuses it, not served from the cache's memory.
+	code, msg := listExact(t, c, srv.URL(), first)
+	if code != http.StatusGone || !strings.Contains(msg, "too old") {
+		t.Fatalf("Exact list at a compacted revision = %d %q, want 410 and too old", code, msg)
+	}
+	// A watch from it is still served from the cache's history, as
+	// kube-apiserver's cache serves it.
+	w := openWatch(t, c, srv.URL()+"/api/v1/namespaces/ns1/configmaps?watch=true&resourceVersion="+strconv.FormatInt(first, 10))
+	if ev := readEvents(t, bufio.NewScanner(w.Body), 1)[0]; ev.Type != "ADDED" || ev.Object.Metadata.Name != "newer" {
+		t.Fatalf("watch from the compacted revision: first event %s %s, want ADDED newer", ev.Type, ev.Object.Metadata.Name)
+	}
 	// Serving goes on: the cache was not disturbed.
 	createCM(t, c, srv.URL(), "after", "")
+}
+
+// listExact lists ns1's configmaps at exactly rev, and returns the status
+// code and, for an error, the Status message.
+func listExact(t *testing.T, c *http.Client, base string, rev int64) (int, string) {
+	t.Helper()
+	resp, err := c.Get(fmt.Sprintf("%s/api/v1/namespaces/ns1/configmaps?resourceVersion=%d&resourceVersionMatch=Exact", base, rev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct{ Message string }
+	json.NewDecoder(resp.Body).Decode(&st)
+	return resp.StatusCode, st.Message
 }

@@ -144,12 +144,20 @@ func (c *Cacher) CurrentRevision(ctx context.Context) (int64, error) {
 
 // Compacted tells the cacher that the underlying storage has compacted
 // its history: revisions before rev are gone there. From then on the
-// cacher answers watches, Exact lists and continue tokens at those
-// revisions as the storage would (Compacted errors, 410), even while its
-// own history still covers them. Whatever compacts etcd calls it; the
+// cacher answers Exact lists and continue tokens at those revisions as
+// the storage would (Compacted errors, 410), even while its own history
+// still covers them; watches it goes on serving from its history, as
+// kube-apiserver's cache does. Whatever compacts etcd calls it; the
 // cacher cannot learn of a compaction from etcd's watch.
 func (c *Cacher) Compacted(rev int64) {
-	c.wc.setCompacted(rev)
+	c.wc.setCompacted(rev, false)
+}
+
+// Expire is Compacted, and refuses watches from before rev too (410), as
+// if the cache's history had rolled past it: a compaction made on demand
+// for tests of what clients do with 410 (server.Server.Compact).
+func (c *Cacher) Expire(rev int64) {
+	c.wc.setCompacted(rev, true)
 }
 
 // Create passes through to the underlying storage; the cache learns of the

@@ -34,7 +34,7 @@ func TestConformance(t *testing.T) {
 				if err := etcd3test.Compact(ctx, client, rev); err != nil {
 					return err
 				}
-				c.Compacted(rev)
+				c.Expire(rev)
 				return nil
 			},
 		}

@@ -47,10 +47,14 @@ type watchCache struct {
 	floor int64
 	// compacted is the oldest revision the underlying storage still
 	// serves, when the cacher has been told (see Cacher.Compacted). The
-	// cache does not answer at older revisions either, so that an answer
+	// cache does not list at older revisions either, so that an answer
 	// does not depend on which path serves it.
 	compacted int64
-	history   *ring[*event]
+	// expired is the oldest revision a watch may start after (see
+	// Cacher.Expire): watches are served from history whatever etcd
+	// compacted, as kube-apiserver's cache serves them, unless told.
+	expired int64
+	history *ring[*event]
 	// m records history resizes; set once before use.
 	m *cacheMetrics
 	// revChanged is closed and replaced whenever rev advances, waking
@@ -294,11 +298,15 @@ func (wc *watchCache) stats() Stats {
 }
 
 // setCompacted records that the underlying storage no longer serves
-// revisions before rev (see Cacher.Compacted).
-func (wc *watchCache) setCompacted(rev int64) {
+// revisions before rev (see Cacher.Compacted), and, with watches, that
+// no watch may start before it either (see Cacher.Expire).
+func (wc *watchCache) setCompacted(rev int64, watches bool) {
 	wc.mu.Lock()
 	defer wc.mu.Unlock()
 	wc.compacted = max(wc.compacted, rev)
+	if watches {
+		wc.expired = max(wc.expired, rev)
+	}
 }
 
 // compactedRev is the compaction point setCompacted recorded.
@@ -413,10 +421,10 @@ func (wc *watchCache) eventsAfterLocked(rev int64, f *filter) (events []*event, 
 }
 
 // oldestWatchLocked is the oldest revision a watch can start from: the
-// history's floor, or the revision before the underlying storage's
-// compaction point (etcd serves a watch from the compacted revision on).
+// history's floor, or the revision before the point history was expired
+// at (etcd serves a watch from its compacted revision on).
 func (wc *watchCache) oldestWatchLocked() int64 {
-	return max(wc.floor, wc.compacted-1)
+	return max(wc.floor, wc.expired-1)
 }
 
 // servesAtLocked reports whether the cache can reconstruct the state at

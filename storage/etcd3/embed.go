@@ -65,11 +65,6 @@ type EmbeddedConfig struct {
 	// StartEmbedded bounds it too.
 	StartTimeout time.Duration
 
-	// AutoCompactionRetention, when positive, makes etcd compact its
-	// history periodically, keeping at least this much of it
-	// (kube-apiserver compacts every 5 minutes). Zero keeps all history.
-	AutoCompactionRetention time.Duration
-
 	// QuotaBackendBytes caps the database size; zero is etcd's default
 	// (2 GiB).
 	QuotaBackendBytes int64
@@ -227,10 +222,6 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	ec.TickMs = uint(max(tick.Milliseconds(), 1))
 	ec.ElectionMs = embeddedElectionTicks * ec.TickMs
 	ec.BackendBatchInterval = embeddedBatchInterval
-	if cfg.AutoCompactionRetention > 0 {
-		ec.AutoCompactionMode = "periodic"
-		ec.AutoCompactionRetention = cfg.AutoCompactionRetention.String()
-	}
 	if cfg.QuotaBackendBytes > 0 {
 		ec.QuotaBackendBytes = cfg.QuotaBackendBytes
 	}
