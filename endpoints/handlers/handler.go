@@ -108,6 +108,12 @@ func (h *Handler) ServeResource(w http.ResponseWriter, r *http.Request, info Req
 	// before they get here (the request's context deadline).
 	watch := info.Watch || (info.Name == "" && r.Method == http.MethodGet && isWatch(r))
 	req := &request{h: h, w: w, r: r, info: info, store: res.Store, t: t}
+	if produces := req.routeMediaFor(watch); produces != nil {
+		if err := RouteNotAcceptable(r, produces); err != nil {
+			req.fail(err)
+			return
+		}
+	}
 	switch {
 	case registry.IsVirtual(t):
 		req.virtual(watch)

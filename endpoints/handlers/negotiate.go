@@ -14,7 +14,10 @@ import (
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	auditinternal "k8s.io/apiserver/pkg/apis/audit"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -24,14 +27,10 @@ const (
 	mediaYAML = "application/yaml"
 )
 
-// acceptedMedia lists the formats a resource is served in, for 406 and
-// 415 messages: JSON and YAML always, protobuf for built-in kinds.
-func acceptedMedia(protobuf bool) []string {
-	if protobuf {
-		return []string{mediaJSON, mediaYAML, mediaProtobuf}
-	}
-	return []string{mediaJSON, mediaYAML}
-}
+// acceptedMedia lists the formats responses are served in, for 406 and
+// 415 messages: every type's, as kube-apiserver lists them (a custom
+// resource is served in protobuf as PartialObjectMetadata only).
+func acceptedMedia() []string { return routeMedia }
 
 // The kinds a response may be converted to with the as parameter of an
 // Accept clause (with g=meta.k8s.io and v=v1 or v1beta1).
@@ -74,7 +73,7 @@ func negotiateOutput(r *http.Request, t *registry.Type) (output, error) {
 		return true
 	})
 	if !ok {
-		return out, api.NewNotAcceptable(acceptedMedia(proto))
+		return out, api.NewNotAcceptable(acceptedMedia())
 	}
 	return out, nil
 }
@@ -88,34 +87,62 @@ func negotiateStatus(r *http.Request) output {
 	return out
 }
 
-// negotiate returns the first Accept clause, in q-value order, that
-// producible accepts, or JSON and false. Clauses that are not valid media
-// types are passed over.
+// negotiate returns the response format kube-apiserver's negotiation
+// (its own code) picks from the Accept header among JSON, YAML and
+// protobuf, where producible allows the media type and conversion; or
+// JSON and false when it picks none. kube's rules, not RFC 9110's: every
+// clause is a candidate in the order goautoneg sorts them (q=0 included,
+// last), a wildcard matches the formats in that order, and parameters
+// it does not know are ignored.
 func negotiate(r *http.Request, producible func(mediaType, as string) bool) (output, bool) {
-	out := output{mediaType: mediaJSON, pretty: wantsPretty(r)}
-	for _, c := range ParseAccept(r.Header.Get("Accept")) {
-		if !c.Valid {
-			continue
-		}
-		mt := ""
-		switch c.Type + "/" + c.Subtype {
-		case mediaJSON, "application/*", "*/*", "application/json-seq":
-			mt = mediaJSON
-		case mediaYAML, "application/x-yaml", "text/yaml":
-			mt = mediaYAML
-		case mediaProtobuf:
-			mt = mediaProtobuf
-		default:
-			continue
-		}
-		as, v, ok := conversion(c.Params)
-		if ok && producible(mt, as) {
-			out.mediaType, out.as, out.asVersion = mt, as, v
-			return out, true
-		}
+	out := output{mediaType: mediaJSON}
+	opts, ok := negotiation.NegotiateMediaTypeOptions(r.Header.Get("Accept"), servedMedia, restrictions(producible))
+	out.pretty = opts.Pretty || wantsPretty(r)
+	if !ok {
+		return out, false
 	}
-	return out, false
+	out.mediaType = opts.Accepted.MediaType
+	if c := opts.Convert; c != nil {
+		out.as, out.asVersion = c.Kind, c.Version
+	}
+	return out, true
 }
+
+// servedMedia are the formats responses are written in, in kube's order
+// (its serializers'); JSON and protobuf stream watch events.
+var servedMedia = []runtime.SerializerInfo{
+	{MediaType: mediaJSON, MediaTypeType: "application", MediaTypeSubType: "json", StreamSerializer: &runtime.StreamSerializerInfo{}},
+	{MediaType: mediaYAML, MediaTypeType: "application", MediaTypeSubType: "yaml"},
+	{MediaType: mediaProtobuf, MediaTypeType: "application", MediaTypeSubType: "vnd.kubernetes.protobuf", StreamSerializer: &runtime.StreamSerializerInfo{}},
+}
+
+// restrictions adapts a producible func to kube's EndpointRestrictions:
+// a conversion is producible only to the meta.k8s.io kinds, in v1 or
+// v1beta1, as kube's request scope allows.
+type restrictions func(mediaType, as string) bool
+
+// AllowsMediaTypeTransform reports whether typ/subtype, converted to
+// target (nil for none), can be produced.
+func (p restrictions) AllowsMediaTypeTransform(typ, subtype string, target *schema.GroupVersionKind) bool {
+	mt := typ + "/" + subtype
+	if target == nil {
+		return p(mt, "")
+	}
+	if target.Group != api.MetaGroup || (target.Version != "v1" && target.Version != "v1beta1") {
+		return false
+	}
+	switch target.Kind {
+	case asTable, asPartial, asPartialList:
+		return p(mt, target.Kind)
+	}
+	return false
+}
+
+// AllowsServerVersion refuses every sv parameter, as kube does.
+func (restrictions) AllowsServerVersion(string) bool { return false }
+
+// AllowsStreamSchema allows stream=watch only.
+func (restrictions) AllowsStreamSchema(s string) bool { return s == "watch" }
 
 // MediaRange is one clause of an Accept header.
 type MediaRange struct {
@@ -198,26 +225,6 @@ func parseMediaTypeLeniently(clause string) (string, map[string]string) {
 	return strings.ToLower(strings.TrimSpace(parts[0])), params
 }
 
-// conversion reads the as, g and v parameters of an Accept clause. It
-// reports false when they ask for something miniapi cannot produce, so
-// the clause is skipped, as kube-apiserver skips it.
-func conversion(params map[string]string) (as, version string, ok bool) {
-	as, hasAs := params["as"]
-	g, hasG := params["g"]
-	version, hasV := params["v"]
-	if !hasAs && !hasG && !hasV {
-		return "", "", true
-	}
-	if g != api.MetaGroup || (version != "v1" && version != "v1beta1") {
-		return "", "", false
-	}
-	switch as {
-	case asTable, asPartial, asPartialList:
-		return as, version, true
-	}
-	return "", "", false
-}
-
 // wantsPretty follows kube-apiserver: ?pretty=true, or by default for
 // browsers and command-line fetchers.
 func wantsPretty(r *http.Request) bool {
@@ -226,7 +233,7 @@ func wantsPretty(r *http.Request) bool {
 		return err == nil && b
 	}
 	ua := r.UserAgent()
-	return strings.HasPrefix(ua, "curl") || strings.HasPrefix(ua, "Wget") || strings.HasPrefix(ua, "Mozilla/")
+	return strings.HasPrefix(ua, "curl") || strings.HasPrefix(ua, "Wget") || strings.HasPrefix(ua, "Mozilla/5.0")
 }
 
 // writeObject answers with one stored object in the negotiated format,
@@ -364,7 +371,7 @@ func bodyToJSON(r *http.Request, t *registry.Type, body []byte) (j []byte, stric
 	mt := mediaJSON
 	if ct != "" {
 		if mt, _, err = mime.ParseMediaType(ct); err != nil {
-			return nil, nil, api.NewUnsupportedMediaType(acceptedMedia(true))
+			return nil, nil, api.NewUnsupportedMediaType(acceptedMedia())
 		}
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -373,7 +380,7 @@ func bodyToJSON(r *http.Request, t *registry.Type, body []byte) (j []byte, stric
 	switch mt {
 	case mediaJSON:
 		return body, nil, nil
-	case mediaYAML, "application/x-yaml", "text/yaml":
+	case mediaYAML:
 		if j, err := yaml.YAMLToJSONStrict(body); err == nil {
 			return j, nil, nil
 		} else if j, err2 := yaml.YAMLToJSON(body); err2 == nil {
@@ -387,7 +394,7 @@ func bodyToJSON(r *http.Request, t *registry.Type, body []byte) (j []byte, stric
 			return j, nil, err
 		}
 	}
-	return nil, nil, api.NewUnsupportedMediaType(acceptedMedia(true))
+	return nil, nil, api.NewUnsupportedMediaType(acceptedMedia())
 }
 
 // yamlStrictErrors splits a YAML strict-decoding error into its lines,

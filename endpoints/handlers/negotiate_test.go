@@ -57,7 +57,17 @@ func TestNegotiateOutput(t *testing.T) {
 		{"application/json;g=meta.k8s.io", "", "", nil},
 		{"application/json;as=Bogus;v=v1;g=meta.k8s.io, application/yaml", mediaYAML, "", nil},
 		{"text/html", "", "", nil},
-		{"application/json;q=0", "", "", nil},
+		// kube's negotiation, not RFC 9110's (each answer read from
+		// kube-apiserver 1.37.1): q=0 is a candidate like any other, a
+		// wildcard sorts after the types it could stand for, and only
+		// the media types kube serves count.
+		{"application/json;q=0", mediaJSON, "", nil},
+		{"*/*, application/yaml", mediaYAML, "", nil},
+		{"*/*;q=0.5, application/yaml;q=0.1", mediaYAML, "", nil},
+		{"text/yaml", "", "", nil},
+		{"application/x-yaml", "", "", nil},
+		{"application/json-seq", "", "", nil},
+		{"application/json;foo=bar", mediaJSON, "", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.accept, func(t *testing.T) {

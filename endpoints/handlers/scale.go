@@ -39,7 +39,7 @@ func (q *request) scale() {
 }
 
 func (q *request) getScale() {
-	out, err := negotiateScale(q.r)
+	out, err := negotiateScale(q.r, q.t)
 	if err != nil {
 		q.fail(err)
 		return
@@ -57,7 +57,7 @@ func (q *request) getScale() {
 }
 
 func (q *request) updateScale() {
-	out, p, body, ok := q.readBodyAs(negotiateScale, "UpdateOptions", "")
+	out, p, body, ok := q.readBodyAs(func(r *http.Request) (output, error) { return negotiateScale(r, q.t) }, "UpdateOptions", "")
 	if !ok {
 		return
 	}
@@ -85,7 +85,7 @@ func (q *request) patchScale() {
 	if !ok {
 		return
 	}
-	out, p, body, ok := q.readBodyAs(negotiateScale, "PatchOptions", mt)
+	out, p, body, ok := q.readBodyAs(func(r *http.Request) (output, error) { return negotiateScale(r, q.t) }, "PatchOptions", mt)
 	if !ok {
 		return
 	}
@@ -106,13 +106,16 @@ func (q *request) patchScale() {
 	q.writeScale(out, sc)
 }
 
-// negotiateScale picks the format of a Scale: JSON, YAML or protobuf.
-// A Scale has no Table or PartialObjectMetadata form here, so clauses
-// asking for a conversion are skipped.
-func negotiateScale(r *http.Request) (output, error) {
-	out, ok := negotiate(r, func(_, as string) bool { return as == "" })
+// negotiateScale picks the format of a Scale of t: JSON, YAML or, for a
+// built-in kind, protobuf (kube-apiserver's handler of custom resources
+// serves their Scale in JSON and YAML only). A Scale has no Table or
+// PartialObjectMetadata form here, so clauses asking for a conversion
+// are skipped.
+func negotiateScale(r *http.Request, t *registry.Type) (output, error) {
+	proto := servesProtobuf(t)
+	out, ok := negotiate(r, func(mt, as string) bool { return as == "" && (mt != mediaProtobuf || proto) })
 	if !ok {
-		return out, api.NewNotAcceptable(acceptedMedia(true))
+		return out, api.NewNotAcceptable(acceptedMedia())
 	}
 	return out, nil
 }
@@ -140,7 +143,7 @@ func scaleBodyToJSON(r *http.Request, body []byte) (j []byte, typed bool, err er
 	if ct != "" {
 		var err error
 		if mt, _, err = mime.ParseMediaType(ct); err != nil {
-			return nil, false, api.NewUnsupportedMediaType(acceptedMedia(true))
+			return nil, false, api.NewUnsupportedMediaType(acceptedMedia())
 		}
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -149,7 +152,7 @@ func scaleBodyToJSON(r *http.Request, body []byte) (j []byte, typed bool, err er
 	switch mt {
 	case mediaJSON:
 		return body, false, nil
-	case mediaYAML, "application/x-yaml", "text/yaml":
+	case mediaYAML:
 		if j, err = yaml.YAMLToJSON(body); err != nil {
 			return nil, false, api.NewBadRequest(fmt.Sprintf("the body is not valid YAML: %v", err))
 		}
@@ -158,7 +161,7 @@ func scaleBodyToJSON(r *http.Request, body []byte) (j []byte, typed bool, err er
 		j, err = scaleCodec().toJSON(body)
 		return j, true, err
 	}
-	return nil, false, api.NewUnsupportedMediaType(acceptedMedia(true))
+	return nil, false, api.NewUnsupportedMediaType(acceptedMedia())
 }
 
 // scaleProtoCodec converts autoscaling/v1 Scales between JSON and

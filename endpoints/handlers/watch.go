@@ -30,6 +30,11 @@ func (q *request) watch() {
 		return
 	}
 	out, err := negotiateOutput(q.r, q.t)
+	if err == nil && out.mediaType == mediaYAML {
+		// kube's negotiation picks the format first and then finds YAML
+		// cannot stream: 406, even with */* among the clauses.
+		err = api.NewNotAcceptable([]string{mediaJSON + ";stream=watch", mediaProtobuf + ";stream=watch"})
+	}
 	if err != nil {
 		q.fail(err)
 		return
