@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
@@ -10,11 +11,13 @@ import (
 	"sync/atomic"
 
 	"github.com/miniapi/miniapi/builtin"
+	"github.com/miniapi/miniapi/endpoints/handlers"
 	"github.com/miniapi/miniapi/registry"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	apiregistrationv1helper "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/helper"
+	"sigs.k8s.io/yaml"
 )
 
 // Legacy (unaggregated) discovery documents, with Kubernetes' field names:
@@ -313,26 +316,64 @@ func buildDiscovery(snap *registry.Snapshot) *discoveryDocs {
 	return d
 }
 
-// writeDiscovery writes a legacy discovery document as JSON. /api and
-// /apis answer differently by Accept (aggregated or not), so caches must
-// key on it.
-func writeDiscovery(w http.ResponseWriter, v any) {
-	b, err := json.Marshal(v)
+// kubeJSON lays out compact JSON as kube-apiserver's JSON serializer
+// writes it: with a final newline, or indented by two spaces without
+// one when pretty.
+func kubeJSON(b []byte, pretty bool) ([]byte, error) {
+	if !pretty {
+		return append(b, '\n'), nil
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, b, "", "  "); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// writeDiscovery writes a legacy discovery document in the format the
+// request accepts (JSON, YAML or protobuf, as kube-apiserver's discovery
+// handlers), after the router's check where kube's router (go-restful)
+// makes one: routed lists the media types the route declares, nil for a
+// document no such route serves (/apis, a group, a custom resource
+// group's version). /api and /apis answer differently by Accept
+// (aggregated or not), so caches must key on it.
+func writeDiscovery(w http.ResponseWriter, r *http.Request, routed []string, v any) {
+	if routed != nil {
+		if err := handlers.RouteNotAcceptable(r, routed); err != nil {
+			handlers.WriteStatus(w, r, err)
+			return
+		}
+	}
+	mediaType, pretty, err := handlers.NegotiateDiscovery(r)
 	if err != nil {
-		http.Error(w, "encoding failed", http.StatusInternalServerError)
+		handlers.WriteStatus(w, r, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
+	b, err := json.Marshal(v)
+	switch {
+	case err != nil:
+	case mediaType == "application/yaml":
+		b, err = yaml.JSONToYAML(b)
+	case mediaType == "application/vnd.kubernetes.protobuf":
+		b, err = handlers.DiscoveryProtobuf(b)
+	default:
+		b, err = kubeJSON(b, pretty)
+	}
+	if err != nil {
+		handlers.WriteStatus(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", mediaType)
 	w.Header().Set("Vary", "Accept")
 	w.Write(b)
 }
 
 func (s *server) coreVersions(w http.ResponseWriter, r *http.Request) {
-	if wantsAggregated(r) {
-		serveAggregated(w, r, s.discovery.docs(s.reg.Snapshot()).core)
+	if mt, pretty, ok := wantsAggregated(r); ok {
+		serveAggregated(w, r, s.discovery.docs(s.reg.Snapshot()).core, mt, pretty)
 		return
 	}
-	writeDiscovery(w, apiVersions{
+	writeDiscovery(w, r, handlers.DiscoveryRouteMedia, apiVersions{
 		Kind:                       "APIVersions",
 		Versions:                   []string{"v1"},
 		ServerAddressByClientCIDRs: []serverByCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host}},
@@ -341,18 +382,18 @@ func (s *server) coreVersions(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) groupList(w http.ResponseWriter, r *http.Request) {
 	d := s.discovery.docs(s.reg.Snapshot())
-	if wantsAggregated(r) {
-		serveAggregated(w, r, d.apis)
+	if mt, pretty, ok := wantsAggregated(r); ok {
+		serveAggregated(w, r, d.apis, mt, pretty)
 		return
 	}
-	writeDiscovery(w, apiGroupList{Kind: "APIGroupList", APIVersion: "v1", Groups: d.groups})
+	writeDiscovery(w, r, nil, apiGroupList{Kind: "APIGroupList", APIVersion: "v1", Groups: d.groups})
 }
 
 func (s *server) group(w http.ResponseWriter, r *http.Request, name string) {
 	for _, g := range s.discovery.docs(s.reg.Snapshot()).groups {
 		if g.Name == name {
 			g.Kind, g.APIVersion = "APIGroup", "v1"
-			writeDiscovery(w, g)
+			writeDiscovery(w, r, nil, g)
 			return
 		}
 	}
@@ -365,7 +406,11 @@ func (s *server) resources(w http.ResponseWriter, r *http.Request, group, versio
 		s.notFound(w, r)
 		return
 	}
-	writeDiscovery(w, list)
+	var routed []string
+	if builtin.Scheme().IsVersionRegistered(schema.GroupVersion{Group: group, Version: version}) {
+		routed = handlers.DiscoveryRouteMedia
+	}
+	writeDiscovery(w, r, routed, list)
 }
 
 // verbsOf lists the verbs served on a type's resource.

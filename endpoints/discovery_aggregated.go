@@ -11,6 +11,7 @@ import (
 	"weak"
 
 	"github.com/miniapi/miniapi/endpoints/handlers"
+	"sigs.k8s.io/yaml"
 )
 
 // Aggregated discovery (apidiscovery.k8s.io/v2): /api and /apis answer a
@@ -21,7 +22,7 @@ const (
 	aggregatedGroup   = "apidiscovery.k8s.io"
 	aggregatedVersion = "v2"
 	aggregatedKind    = "APIGroupDiscoveryList"
-	// aggregatedMediaType is the Content-Type of an aggregated document;
+	// aggregatedMediaType is the Content-Type of an aggregated document in JSON;
 	// client-go recognises the document by its g, v and as parameters.
 	aggregatedMediaType = "application/json;g=" + aggregatedGroup + ";v=" + aggregatedVersion + ";as=" + aggregatedKind
 )
@@ -95,7 +96,26 @@ func aggregatedDocs(groups []servedGroup) (core, apis encodedDoc) {
 			apisList.Items = append(apisList.Items, item)
 		}
 	}
-	return encodeWithETag(coreList), encodeWithETag(apisList)
+	return encodeAggregated(coreList), encodeAggregated(apisList)
+}
+
+// encodeAggregated encodes an aggregated document, tagged as
+// kube-apiserver tags it: the hash of the list's JSON without its kind
+// and apiVersion (its handler hashes the list before they are set).
+func encodeAggregated(l *apiGroupDiscoveryList) encodedDoc {
+	b, err := json.Marshal(l)
+	if err != nil {
+		// The documents are plain structs of strings; this cannot happen.
+		panic(fmt.Sprintf("endpoints: encode discovery: %v", err))
+	}
+	untyped, err := json.Marshal(struct {
+		Metadata struct{}            `json:"metadata"`
+		Items    []apiGroupDiscovery `json:"items"`
+	}{Items: l.Items})
+	if err != nil {
+		panic(fmt.Sprintf("endpoints: encode discovery: %v", err))
+	}
+	return internDoc(encodedDoc{body: b, etag: etagOf(untyped)})
 }
 
 func newGroupDiscoveryList() *apiGroupDiscoveryList {
@@ -182,27 +202,19 @@ func etagOf(b []byte) string {
 }
 
 // wantsAggregated reports whether a request to /api or /apis asks for
-// the aggregated document: the best Accept clause miniapi can answer is
-// application/json with g=apidiscovery.k8s.io, v=v2 and
-// as=APIGroupDiscoveryList. Clauses for other conversions (v2beta1, which
-// kube-apiserver no longer serves, or protobuf) are passed over, as
-// kube-apiserver passes them; any other clause means the legacy document.
-func wantsAggregated(r *http.Request) bool {
-	for _, m := range handlers.ParseAccept(r.Header.Get("Accept")) {
-		if _, converts := m.Params["as"]; !converts {
-			return false
-		}
-		if m.Type == "application" && m.Subtype == "json" &&
-			m.Params["g"] == aggregatedGroup && m.Params["v"] == aggregatedVersion && m.Params["as"] == aggregatedKind {
-			return true
-		}
-	}
-	return false
+// the aggregated document, and in which format: kube's negotiation and
+// kube's test for it, so the first clause asking for an
+// apidiscovery.k8s.io/v2 APIGroupDiscoveryList wins, in JSON, YAML or
+// protobuf; any other clause means the legacy document.
+func wantsAggregated(r *http.Request) (mediaType string, pretty, ok bool) {
+	return handlers.NegotiateAggregated(r)
 }
 
-// serveAggregated writes an aggregated document, or 304 Not Modified when
-// the client already holds this version of it.
-func serveAggregated(w http.ResponseWriter, r *http.Request, doc encodedDoc) {
+// serveAggregated writes an aggregated document in mediaType (JSON
+// indented when pretty), or 304 Not
+// Modified when the client already holds this version of it. Every
+// format carries the entity tag of the JSON, as kube-apiserver's.
+func serveAggregated(w http.ResponseWriter, r *http.Request, doc encodedDoc, mediaType string, pretty bool) {
 	h := w.Header()
 	h.Set("ETag", doc.etag)
 	h.Set("Vary", "Accept")
@@ -211,8 +223,22 @@ func serveAggregated(w http.ResponseWriter, r *http.Request, doc encodedDoc) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	h.Set("Content-Type", aggregatedMediaType)
-	w.Write(doc.body)
+	body := doc.body
+	var err error
+	switch mediaType {
+	case "application/yaml":
+		body, err = yaml.JSONToYAML(body)
+	case "application/vnd.kubernetes.protobuf":
+		body, err = handlers.AggregatedProtobuf(body)
+	default:
+		body, err = kubeJSON(body, pretty)
+	}
+	if err != nil {
+		handlers.WriteStatus(w, r, err)
+		return
+	}
+	h.Set("Content-Type", mediaType+";g="+aggregatedGroup+";v="+aggregatedVersion+";as="+aggregatedKind)
+	w.Write(body)
 }
 
 // etagMatches reports whether an If-None-Match header names etag (or is

@@ -317,8 +317,10 @@ func TestStorageVersionHash(t *testing.T) {
 }
 
 // TestDiscoveryNegotiation checks which Accept headers get the aggregated
-// document: only JSON with apidiscovery.k8s.io/v2 APIGroupDiscoveryList,
-// when it is the best clause miniapi can answer.
+// document, as kube-apiserver 1.37.1 answers them: any clause asking for
+// an apidiscovery.k8s.io/v2 APIGroupDiscoveryList wins over those that
+// do not, whatever their order or q (kube's negotiation tries the
+// aggregated clauses first), in the format that clause names.
 func TestDiscoveryNegotiation(t *testing.T) {
 	f := newFixture(t)
 	const v2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
@@ -335,9 +337,9 @@ func TestDiscoveryNegotiation(t *testing.T) {
 		{"application/json; as=APIGroupDiscoveryList; v=v2; g=apidiscovery.k8s.io", true},
 		{"application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json", false},
 		{"application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList," + v2, true},
-		{"application/json," + v2, false},
+		{"application/json," + v2, true},
 		{"application/json;q=0.5," + v2, true},
-		{v2 + ";q=0," + "application/json", false},
+		{v2 + ";q=0," + "application/json", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.accept, func(t *testing.T) {
@@ -346,6 +348,10 @@ func TestDiscoveryNegotiation(t *testing.T) {
 				got := strings.Contains(r.Header.Get("Content-Type"), "APIGroupDiscoveryList")
 				if r.Code != 200 || got != tc.aggregated {
 					t.Errorf("%s: code %d, Content-Type %q, want aggregated %v", path, r.Code, r.Header.Get("Content-Type"), tc.aggregated)
+				}
+				// In the format of the clause that asked for it.
+				if wantProto := strings.HasPrefix(tc.accept, "application/vnd.kubernetes.protobuf"); got && strings.HasPrefix(r.Header.Get("Content-Type"), "application/vnd.kubernetes.protobuf") != wantProto {
+					t.Errorf("%s: Content-Type %q, want protobuf %v", path, r.Header.Get("Content-Type"), wantProto)
 				}
 			}
 		})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	goruntime "runtime"
@@ -15,10 +16,13 @@ import (
 	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/registry"
 	"github.com/miniapi/miniapi/storage"
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 )
 
 // mediaProtobuf is Kubernetes' protobuf encoding: the "k8s\x00" magic,
@@ -250,4 +254,79 @@ func (c *protoObjectCache) len() int {
 func appendLengthPrefix(dst []byte, msg []byte) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(msg)))
 	return append(dst, msg...)
+}
+
+// discoveryKinds are the meta.k8s.io kinds of the legacy discovery
+// documents, by kind.
+var discoveryKinds = map[string]func() runtime.Object{
+	"APIVersions":     func() runtime.Object { return &metav1.APIVersions{} },
+	"APIGroupList":    func() runtime.Object { return &metav1.APIGroupList{} },
+	"APIGroup":        func() runtime.Object { return &metav1.APIGroup{} },
+	"APIResourceList": func() runtime.Object { return &metav1.APIResourceList{} },
+}
+
+// DiscoveryProtobuf encodes a legacy discovery document given as JSON in
+// protobuf, as kube-apiserver serves it to a client that asks: the
+// envelope carries the document's own apiVersion and kind (/api's and
+// /api/v1's have no apiVersion).
+func DiscoveryProtobuf(data []byte) ([]byte, error) {
+	var tm metav1.TypeMeta
+	if err := json.Unmarshal(data, &tm); err != nil {
+		return nil, err
+	}
+	mk, ok := discoveryKinds[tm.Kind]
+	if !ok {
+		return nil, fmt.Errorf("handlers: no protobuf form for discovery kind %q", tm.Kind)
+	}
+	obj := mk()
+	if err := json.Unmarshal(data, obj); err != nil {
+		return nil, err
+	}
+	obj.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(tm.APIVersion, tm.Kind))
+	return protoCodecs().encode(obj)
+}
+
+// NegotiateDiscovery picks the format of a legacy discovery document as
+// kube-apiserver's discovery handlers do: JSON, YAML or protobuf, with no
+// conversion; nothing else is 406.
+func NegotiateDiscovery(r *http.Request) (mediaType string, pretty bool, err error) {
+	out, ok := negotiate(r, func(_, as string) bool { return as == "" })
+	if !ok {
+		return "", false, api.NewNotAcceptable(routeMedia)
+	}
+	return out.mediaType, out.pretty, nil
+}
+
+// WriteStatus writes the Status of err in the form the request accepts,
+// as the resource handlers write errors.
+func WriteStatus(w http.ResponseWriter, r *http.Request, err error) {
+	var sc statusCarrier
+	if !errors.As(err, &sc) {
+		sc = api.NewInternalError(err)
+	}
+	st := sc.Status()
+	writeStatus(w, r, int(st.Code), st)
+}
+
+// NegotiateAggregated reports whether a discovery request asks for the
+// aggregated document, in which format and whether indented, as
+// kube-apiserver decides: with its negotiation and its own test of the
+// clause's conversion.
+func NegotiateAggregated(r *http.Request) (mediaType string, pretty, ok bool) {
+	opts, ok := negotiation.NegotiateMediaTypeOptions(r.Header.Get("Accept"), servedMedia, aggregated.DiscoveryEndpointRestrictions)
+	if !ok || !aggregated.IsAggregatedDiscoveryGVK(opts.Convert) {
+		return "", false, false
+	}
+	return opts.Accepted.MediaType, opts.Pretty || wantsPretty(r), true
+}
+
+// AggregatedProtobuf encodes an aggregated discovery document given as
+// JSON in protobuf.
+func AggregatedProtobuf(data []byte) ([]byte, error) {
+	var list apidiscoveryv2.APIGroupDiscoveryList
+	if err := json.Unmarshal(data, &list); err != nil {
+		return nil, err
+	}
+	list.SetGroupVersionKind(apidiscoveryv2.SchemeGroupVersion.WithKind("APIGroupDiscoveryList"))
+	return protoCodecs().encode(&list)
 }
