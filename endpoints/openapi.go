@@ -14,8 +14,8 @@ import (
 	openapiv2 "github.com/google/gnostic-models/openapiv2"
 	openapiv3 "github.com/google/gnostic-models/openapiv3"
 	"github.com/miniapi/miniapi/api"
-	"github.com/miniapi/miniapi/endpoints/handlers"
 	"github.com/miniapi/miniapi/registry"
+	"github.com/munnerz/goautoneg"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -189,16 +189,21 @@ func v3Protobuf(doc []byte) ([]byte, error) {
 	return proto.Marshal(pb)
 }
 
-// openAPIFormat is the encoding a request asked for: the first Accept
-// clause, best first, that names JSON or one of the protobuf types; JSON
-// when wildcards leave the choice to the server.
+// openAPIFormat is the encoding a request asked for, as kube-openapi's
+// handlers pick it (goautoneg's order of clauses; each clause tried
+// against JSON, then the protobuf types): an empty Accept is */*, and a
+// wildcard leaves the choice to the server, JSON.
 func openAPIFormat(r *http.Request, protoTypes ...string) (protobuf, ok bool) {
-	for _, m := range handlers.ParseAccept(r.Header.Get("Accept")) {
-		if m.Matches("application", "json") {
+	accept := r.Header.Get("Accept")
+	if accept == "" {
+		accept = "*/*"
+	}
+	for _, c := range goautoneg.ParseAccept(accept) {
+		if (c.Type == "application" || c.Type == "*") && (c.SubType == "json" || c.SubType == "*") {
 			return false, true
 		}
 		for _, pt := range protoTypes {
-			if m.Matches("application", pt) {
+			if (c.Type == "application" || c.Type == "*") && (c.SubType == pt || c.SubType == "*") {
 				return true, true
 			}
 		}
@@ -215,7 +220,7 @@ func (s *server) openAPIV2(w http.ResponseWriter, r *http.Request) {
 	protobuf, ok := openAPIFormat(r, mediaOpenAPIV2Proto, mediaOpenAPIV2ProtoDeprecated)
 	switch {
 	case !ok:
-		s.notAcceptable(w, "application/json", "application/"+mediaOpenAPIV2Proto)
+		notAcceptable(w)
 	case protobuf:
 		b, err := d.proto()
 		if err != nil {
@@ -246,12 +251,13 @@ func (s *server) openAPIV3Doc(w http.ResponseWriter, r *http.Request, key string
 	}
 	doc, found := d.docs[key]
 	if !found {
-		s.notFound(w, r)
+		// kube-openapi's answer: the code, no body.
+		w.WriteHeader(http.StatusNotFound)
 		return
 	}
 	protobuf, ok := openAPIFormat(r, mediaOpenAPIV3Proto, mediaOpenAPIV3ProtoDeprecated)
 	if !ok {
-		s.notAcceptable(w, "application/json", "application/"+mediaOpenAPIV3Proto)
+		notAcceptable(w)
 		return
 	}
 	if hash := r.URL.Query().Get("hash"); hash != "" {
@@ -289,8 +295,11 @@ func serveDocument(w http.ResponseWriter, r *http.Request, contentType string, b
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
 }
 
-func (s *server) notAcceptable(w http.ResponseWriter, accepted ...string) {
-	writeStatus(w, api.NewNotAcceptable(accepted))
+// notAcceptable answers an OpenAPI request whose Accept names no format
+// served as kube-openapi does: 406 and nothing else.
+func notAcceptable(w http.ResponseWriter) {
+	w.Header().Add("Vary", "Accept")
+	w.WriteHeader(http.StatusNotAcceptable)
 }
 
 // openAPIFailed reports a document that could not be encoded: a bug, or a

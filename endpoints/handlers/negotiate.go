@@ -2,12 +2,10 @@ package handlers
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"mime"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -143,87 +141,6 @@ func (restrictions) AllowsServerVersion(string) bool { return false }
 
 // AllowsStreamSchema allows stream=watch only.
 func (restrictions) AllowsStreamSchema(s string) bool { return s == "watch" }
-
-// MediaRange is one clause of an Accept header.
-type MediaRange struct {
-	// Type and Subtype are lower-cased; "*" is a wildcard.
-	Type, Subtype string
-	// Params are the clause's parameters other than q, keys lower-cased.
-	Params map[string]string
-	// Q is the clause's quality: its q parameter, 1 without one.
-	Q float64
-	// Valid reports whether the clause is a media type as RFC 2045 (and
-	// mime.ParseMediaType) has it. Clauses that are not are read
-	// leniently: the OpenAPI protobuf types kubectl asks for contain an
-	// '@' ("application/com.github.proto-openapi.spec.v2@v1.0+protobuf"),
-	// which RFC 2045 does not allow in a token.
-	Valid bool
-}
-
-// Matches reports whether the clause accepts the media type typ/subtype.
-func (m MediaRange) Matches(typ, subtype string) bool {
-	return (m.Type == "*" || m.Type == typ) && (m.Subtype == "*" || m.Subtype == subtype)
-}
-
-// ParseAccept is the one parser of Accept headers: it splits header into
-// its clauses, best first (by q, then in header order). An empty header
-// is a single */* clause; clauses without a type and subtype, and those
-// with q=0, are dropped.
-func ParseAccept(header string) []MediaRange {
-	if strings.TrimSpace(header) == "" {
-		return []MediaRange{{Type: "*", Subtype: "*", Q: 1, Valid: true}}
-	}
-	var out []MediaRange
-	for clause := range strings.SplitSeq(header, ",") {
-		if m, ok := parseMediaRange(clause); ok && m.Q > 0 {
-			out = append(out, m)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b MediaRange) int { return cmp.Compare(b.Q, a.Q) })
-	return out
-}
-
-// parseMediaRange reads one clause of an Accept header: as
-// mime.ParseMediaType does when it can, leniently otherwise (see
-// MediaRange.Valid).
-func parseMediaRange(clause string) (MediaRange, bool) {
-	mt, params, err := mime.ParseMediaType(strings.TrimSpace(clause))
-	if err != nil {
-		mt, params = parseMediaTypeLeniently(clause)
-	}
-	typ, subtype, ok := strings.Cut(mt, "/")
-	if !ok || typ == "" || subtype == "" {
-		return MediaRange{}, false
-	}
-	m := MediaRange{Type: typ, Subtype: subtype, Q: 1, Valid: err == nil}
-	if s, ok := params["q"]; ok {
-		if q, err := strconv.ParseFloat(s, 64); err == nil {
-			m.Q = q
-		}
-		delete(params, "q")
-	}
-	if len(params) > 0 {
-		m.Params = params
-	}
-	return m, true
-}
-
-// parseMediaTypeLeniently splits a clause at its semicolons into a
-// lower-cased media type and parameters (keys lower-cased, values
-// unquoted), whatever characters they contain.
-func parseMediaTypeLeniently(clause string) (string, map[string]string) {
-	parts := strings.Split(clause, ";")
-	params := map[string]string{}
-	for _, p := range parts[1:] {
-		k, v, _ := strings.Cut(p, "=")
-		k, v = strings.ToLower(strings.TrimSpace(k)), strings.Trim(strings.TrimSpace(v), `"`)
-		if _, err := strconv.ParseFloat(v, 64); k == "" || (k == "q" && err != nil) {
-			continue // a q that is not a number leaves the one before
-		}
-		params[k] = v
-	}
-	return strings.ToLower(strings.TrimSpace(parts[0])), params
-}
 
 // wantsPretty follows kube-apiserver: ?pretty=true, or by default for
 // browsers and command-line fetchers.
