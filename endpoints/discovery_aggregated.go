@@ -22,9 +22,6 @@ const (
 	aggregatedGroup   = "apidiscovery.k8s.io"
 	aggregatedVersion = "v2"
 	aggregatedKind    = "APIGroupDiscoveryList"
-	// aggregatedMediaType is the Content-Type of an aggregated document in JSON;
-	// client-go recognises the document by its g, v and as parameters.
-	aggregatedMediaType = "application/json;g=" + aggregatedGroup + ";v=" + aggregatedVersion + ";as=" + aggregatedKind
 )
 
 // The apidiscovery.k8s.io/v2 documents, with Kubernetes' field names.
@@ -237,6 +234,7 @@ func serveAggregated(w http.ResponseWriter, r *http.Request, doc encodedDoc, med
 		handlers.WriteStatus(w, r, err)
 		return
 	}
+	// client-go recognises the document by its g, v and as parameters.
 	h.Set("Content-Type", mediaType+";g="+aggregatedGroup+";v="+aggregatedVersion+";as="+aggregatedKind)
 	w.Write(body)
 }

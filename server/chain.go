@@ -42,8 +42,8 @@ type chain struct {
 // in the order of its DefaultBuildHandlerChain, innermost first:
 // authorization, priority and fairness (or the max-in-flight limit), the
 // journal (which so sees the answers of both), impersonation, audit,
-// authentication (whose failures are audited too), request info, the
-// received timestamp, and the audit ID outermost. The filters are
+// authentication (whose failures are audited too), Cache-Control,
+// request info, the received timestamp, and the audit ID outermost. The filters are
 // kube's own; the request deadline, panic recovery and request logging
 // run inside api (endpoints.New).
 func (c chain) build(api http.Handler) http.Handler {
@@ -73,6 +73,9 @@ func (c chain) build(api http.Handler) http.Handler {
 	} else {
 		h = withUnsecuredUser(h)
 	}
+	// Every answer not cacheable by a shared cache unless its handler
+	// says otherwise, refusals of authentication included.
+	h = filters.WithCacheControl(h)
 	h = filters.WithRequestInfo(h, auth.NewRequestInfoResolver())
 	h = filters.WithRequestReceivedTimestamp(h)
 	return filters.WithAuditInit(h)

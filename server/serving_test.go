@@ -45,3 +45,33 @@ func TestIdleConnectionIsClosed(t *testing.T) {
 		t.Errorf("idle connection closed after %v, want about %v", took, idleTimeout)
 	}
 }
+
+// TestCacheControlAsKube: every answer says no shared cache may keep it
+// (kube's WithCacheControl: "no-cache, private") unless its handler says
+// otherwise, as the aggregated discovery document does ("public"), the
+// same as kube-apiserver 1.37.1 answers.
+func TestCacheControlAsKube(t *testing.T) {
+	srv := start(t, Config{})
+	c := &http.Client{Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	for _, tc := range []struct{ path, accept, want string }{
+		{"/healthz", "", "no-cache, private"},
+		{"/api/v1/namespaces/default/configmaps/missing", "", "no-cache, private"},
+		{"/api/v1/namespaces", "", "no-cache, private"},
+		{"/apis", "", "no-cache, private"},
+		{"/apis", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", "public"},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL()+tc.path, nil)
+		if tc.accept != "" {
+			req.Header.Set("Accept", tc.accept)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Cache-Control"); got != tc.want {
+			t.Errorf("%s (Accept %q): Cache-Control %q, want %q", tc.path, tc.accept, got, tc.want)
+		}
+	}
+}

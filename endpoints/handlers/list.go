@@ -102,7 +102,7 @@ var listWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64
 
 var (
 	listComma = []byte{','}
-	listTail  = []byte("]}")
+	listTail  = []byte("]}\n") // kube's serializer ends with a newline
 )
 
 // listHead is a list's JSON up to the opening bracket of its items.

@@ -253,16 +253,28 @@ func writeJSONBytes(w http.ResponseWriter, out output, code int, data []byte) {
 			body = y
 		}
 	case out.pretty:
+		// Indented without a final newline, as kube's serializer
+		// (json.MarshalIndent) writes it.
 		var buf bytes.Buffer
 		if err := json.Indent(&buf, data, "", "  "); err == nil {
-			buf.WriteByte('\n')
 			body = buf.Bytes()
 		}
 	}
+	// Compact JSON ends in a newline, as kube's serializer (a
+	// json.Encoder) writes it; data may be a cached object's bytes, so
+	// the newline is written after them rather than appended.
+	newline := out.mediaType == mediaJSON && !out.pretty && !bytes.HasSuffix(body, []byte{'\n'})
+	n := len(body)
+	if newline {
+		n++
+	}
 	w.Header().Set("Content-Type", out.mediaType)
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.Header().Set("Content-Length", strconv.Itoa(n))
 	w.WriteHeader(code)
 	w.Write(body)
+	if newline {
+		w.Write([]byte{'\n'})
+	}
 }
 
 // writeValue encodes v as JSON and writes it in the negotiated format.
