@@ -167,3 +167,24 @@ func TestDiscoveryBytesAsKube(t *testing.T) {
 		t.Errorf("aggregated ETag %s, want %s", agg.Header.Get("ETag"), want)
 	}
 }
+
+// TestDiscoveryMethodsAsKube: the documents kube-apiserver serves outside
+// its router (/apis, a group, a custom resource group's version, the
+// OpenAPI documents) answer any method as a GET; those its router serves
+// (/api, /api/v1, a built-in group version, /version) GET only, 405
+// otherwise. Each answer read from kube-apiserver 1.37.1.
+func TestDiscoveryMethodsAsKube(t *testing.T) {
+	f := newScaleFixture(t)
+	for _, method := range []string{"HEAD", "POST", "DELETE"} {
+		for _, path := range []string{"/apis", "/apis/apps", "/apis/example.com/v1", "/openapi/v2", "/openapi/v3", "/openapi/v3/api/v1"} {
+			if r := f.Do(method, path, nil); r.Code != 200 {
+				t.Errorf("%s %s = %d, want 200", method, path, r.Code)
+			}
+		}
+		for _, path := range []string{"/api", "/api/v1", "/apis/apps/v1", "/version"} {
+			if r := f.Do(method, path, nil); r.Code != 405 {
+				t.Errorf("%s %s = %d, want 405", method, path, r.Code)
+			}
+		}
+	}
+}

@@ -408,6 +408,11 @@ func (s *server) resources(w http.ResponseWriter, r *http.Request, group, versio
 	}
 	var routed []string
 	if builtin.Scheme().IsVersionRegistered(schema.GroupVersion{Group: group, Version: version}) {
+		// A built-in group version's route serves GET only.
+		if r.Method != http.MethodGet {
+			s.methodNotAllowed(w, r)
+			return
+		}
 		routed = handlers.DiscoveryRouteMedia
 	}
 	writeDiscovery(w, r, routed, list)

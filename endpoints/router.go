@@ -102,21 +102,29 @@ func New(cfg Config) http.Handler {
 	}
 	getBoth("/version", s.version)
 
-	r.Get("/openapi/v2", s.openAPIV2)
-	r.Get("/openapi/v3", s.openAPIV3Index)
-	r.Get("/openapi/v3/*", func(w http.ResponseWriter, r *http.Request) {
+	// anyBoth is getBoth for the paths kube-apiserver serves outside its
+	// router (go-restful), whose handlers answer whatever the method:
+	// /apis, a group, a custom resource group's version and the OpenAPI
+	// documents (a HEAD or a POST gets what a GET gets).
+	anyBoth := func(pattern string, h http.HandlerFunc) {
+		r.HandleFunc(pattern, h)
+		r.HandleFunc(pattern+"/", h)
+	}
+	r.HandleFunc("/openapi/v2", s.openAPIV2)
+	r.HandleFunc("/openapi/v3", s.openAPIV3Index)
+	r.HandleFunc("/openapi/v3/*", func(w http.ResponseWriter, r *http.Request) {
 		s.openAPIV3Doc(w, r, chi.URLParam(r, "*"))
 	})
 
 	getBoth("/api", s.coreVersions)
-	getBoth("/apis", s.groupList)
-	getBoth("/apis/{group}", func(w http.ResponseWriter, r *http.Request) {
+	anyBoth("/apis", s.groupList)
+	anyBoth("/apis/{group}", func(w http.ResponseWriter, r *http.Request) {
 		s.group(w, r, chi.URLParam(r, "group"))
 	})
 	getBoth("/api/{version}", func(w http.ResponseWriter, r *http.Request) {
 		s.resources(w, r, "", chi.URLParam(r, "version"))
 	})
-	getBoth("/apis/{group}/{version}", func(w http.ResponseWriter, r *http.Request) {
+	anyBoth("/apis/{group}/{version}", func(w http.ResponseWriter, r *http.Request) {
 		s.resources(w, r, chi.URLParam(r, "group"), chi.URLParam(r, "version"))
 	})
 	r.HandleFunc("/api/{version}/*", func(w http.ResponseWriter, r *http.Request) {
