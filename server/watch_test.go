@@ -265,3 +265,26 @@ func listExact(t *testing.T, c *http.Client, base string, rev int64) (int, strin
 	json.NewDecoder(resp.Body).Decode(&st)
 	return resp.StatusCode, st.Message
 }
+
+// TestWatchTimeoutAlreadyPast: a watch whose timeoutSeconds is negative
+// has timed out before it starts; kube's timer ends it at once, and so
+// does miniapi's: 200 and no events, where opening it through the cache
+// with the past deadline answered 500.
+func TestWatchTimeoutAlreadyPast(t *testing.T) {
+	srv := start(t, Config{})
+	c := &http.Client{Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	seed(t, srv, c)
+	createCM(t, c, srv.URL(), "a", "")
+	for _, q := range []string{"timeoutSeconds=-1", "timeoutSeconds=-1&resourceVersion=0", "timeoutSeconds=-99999999999", "timeoutSeconds=-1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"} {
+		resp, err := c.Get(srv.URL() + "/api/v1/namespaces/ns1/configmaps?watch=1&" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || strings.Contains(string(body), `"code":500`) {
+			t.Errorf("watch with %s: %d %.300s, want 200 and no error", q, resp.StatusCode, body)
+		}
+	}
+}

@@ -64,7 +64,15 @@ func (q *request) watch() {
 	}
 	ctx, cancel := context.WithTimeout(q.r.Context(), timeout)
 	defer cancel()
-	w, err := q.store.Watch(ctx, q.info.Namespace, registry.WatchOptions{
+	watchCtx := ctx
+	if timeout < 0 {
+		// kube-apiserver opens the watch and its timer ends it at once:
+		// 200 and no events. The watch is opened without the deadline,
+		// already past, which would make opening it fail; ctx ends the
+		// stream as soon as it starts.
+		watchCtx = q.r.Context()
+	}
+	w, err := q.store.Watch(watchCtx, q.info.Namespace, registry.WatchOptions{
 		ListOptions:       p.ListOptions,
 		SendInitialEvents: p.sendInitialEvents,
 		AllowBookmarks:    p.allowWatchBookmarks,
