@@ -188,3 +188,25 @@ func TestDiscoveryMethodsAsKube(t *testing.T) {
 		}
 	}
 }
+
+// TestKubeJSONLeavesSharedBytes: a discovery document's bytes are shared
+// by every request (and every server of the process), so laying them
+// out must never write into them, not even into their spare capacity:
+// two requests at once did (the race detector caught it in CI).
+func TestKubeJSONLeavesSharedBytes(t *testing.T) {
+	doc := `{"kind":"APIGroupDiscoveryList"}`
+	shared := make([]byte, len(doc), len(doc)+8)
+	copy(shared, doc)
+	for _, pretty := range []bool{false, true} {
+		body, newline, err := kubeJSON(shared, pretty)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if spare := shared[:cap(shared)][len(doc):]; !bytes.Equal(spare, make([]byte, len(spare))) {
+			t.Fatalf("pretty %v: the shared bytes' spare capacity was written: %q", pretty, spare)
+		}
+		if newline == pretty || (!pretty && string(body) != doc) {
+			t.Errorf("pretty %v: body %q, newline to write %v", pretty, body, newline)
+		}
+	}
+}

@@ -318,16 +318,19 @@ func buildDiscovery(snap *registry.Snapshot) *discoveryDocs {
 
 // kubeJSON lays out compact JSON as kube-apiserver's JSON serializer
 // writes it: with a final newline, or indented by two spaces without
-// one when pretty.
-func kubeJSON(b []byte, pretty bool) ([]byte, error) {
+// one when pretty. It returns the body and whether the newline is still
+// to be written after it: b may be a document's shared bytes, which
+// must not be appended to (the race detector caught a shared aggregated
+// document's spare capacity written by two requests at once).
+func kubeJSON(b []byte, pretty bool) (body []byte, newline bool, err error) {
 	if !pretty {
-		return append(b, '\n'), nil
+		return b, true, nil
 	}
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, b, "", "  "); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return buf.Bytes(), nil
+	return buf.Bytes(), false, nil
 }
 
 // writeDiscovery writes a legacy discovery document in the format the
@@ -350,6 +353,7 @@ func writeDiscovery(w http.ResponseWriter, r *http.Request, routed []string, v a
 		return
 	}
 	b, err := json.Marshal(v)
+	newline := false
 	switch {
 	case err != nil:
 	case mediaType == "application/yaml":
@@ -357,7 +361,7 @@ func writeDiscovery(w http.ResponseWriter, r *http.Request, routed []string, v a
 	case mediaType == "application/vnd.kubernetes.protobuf":
 		b, err = handlers.DiscoveryProtobuf(b)
 	default:
-		b, err = kubeJSON(b, pretty)
+		b, newline, err = kubeJSON(b, pretty)
 	}
 	if err != nil {
 		handlers.WriteStatus(w, r, err)
@@ -366,6 +370,9 @@ func writeDiscovery(w http.ResponseWriter, r *http.Request, routed []string, v a
 	w.Header().Set("Content-Type", mediaType)
 	w.Header().Set("Vary", "Accept")
 	w.Write(b)
+	if newline {
+		w.Write([]byte{'\n'})
+	}
 }
 
 func (s *server) coreVersions(w http.ResponseWriter, r *http.Request) {

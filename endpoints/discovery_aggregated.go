@@ -220,7 +220,8 @@ func serveAggregated(w http.ResponseWriter, r *http.Request, doc encodedDoc, med
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	body := doc.body
+	body := doc.body // shared: never written to
+	newline := false
 	var err error
 	switch mediaType {
 	case "application/yaml":
@@ -228,7 +229,7 @@ func serveAggregated(w http.ResponseWriter, r *http.Request, doc encodedDoc, med
 	case "application/vnd.kubernetes.protobuf":
 		body, err = handlers.AggregatedProtobuf(body)
 	default:
-		body, err = kubeJSON(body, pretty)
+		body, newline, err = kubeJSON(body, pretty)
 	}
 	if err != nil {
 		handlers.WriteStatus(w, r, err)
@@ -237,6 +238,9 @@ func serveAggregated(w http.ResponseWriter, r *http.Request, doc encodedDoc, med
 	// client-go recognises the document by its g, v and as parameters.
 	h.Set("Content-Type", mediaType+";g="+aggregatedGroup+";v="+aggregatedVersion+";as="+aggregatedKind)
 	w.Write(body)
+	if newline {
+		w.Write([]byte{'\n'})
+	}
 }
 
 // etagMatches reports whether an If-None-Match header names etag (or is
