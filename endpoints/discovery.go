@@ -316,21 +316,37 @@ func buildDiscovery(snap *registry.Snapshot) *discoveryDocs {
 	return d
 }
 
-// kubeJSON lays out compact JSON as kube-apiserver's JSON serializer
-// writes it: with a final newline, or indented by two spaces without
-// one when pretty. It returns the body and whether the newline is still
-// to be written after it: b may be a document's shared bytes, which
-// must not be appended to (the race detector caught a shared aggregated
-// document's spare capacity written by two requests at once).
-func kubeJSON(b []byte, pretty bool) (body []byte, newline bool, err error) {
-	if !pretty {
-		return b, true, nil
+// writeDocument writes a discovery document given as JSON (b, which may
+// be a document's shared bytes and is never written to) in mediaType:
+// YAML, protobuf (by toProtobuf), or JSON as kube-apiserver's serializer
+// lays it out, compact with a final newline or, when pretty, indented by
+// two spaces without one. The newline goes out after b, not appended to
+// it: two requests once wrote into a shared document's spare capacity.
+// Headers other than Content-Type are the caller's.
+func writeDocument(w http.ResponseWriter, r *http.Request, b []byte, mediaType, contentType string, pretty bool, toProtobuf func([]byte) ([]byte, error)) {
+	var err error
+	newline := false
+	switch mediaType {
+	case "application/yaml":
+		b, err = yaml.JSONToYAML(b)
+	case "application/vnd.kubernetes.protobuf":
+		b, err = toProtobuf(b)
+	default:
+		if newline = !pretty; pretty {
+			var buf bytes.Buffer
+			err = json.Indent(&buf, b, "", "  ")
+			b = buf.Bytes()
+		}
 	}
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, b, "", "  "); err != nil {
-		return nil, false, err
+	if err != nil {
+		handlers.WriteStatus(w, r, err)
+		return
 	}
-	return buf.Bytes(), false, nil
+	w.Header().Set("Content-Type", contentType)
+	w.Write(b)
+	if newline {
+		w.Write([]byte{'\n'})
+	}
 }
 
 // writeDiscovery writes a legacy discovery document in the format the
@@ -353,26 +369,12 @@ func writeDiscovery(w http.ResponseWriter, r *http.Request, routed []string, v a
 		return
 	}
 	b, err := json.Marshal(v)
-	newline := false
-	switch {
-	case err != nil:
-	case mediaType == "application/yaml":
-		b, err = yaml.JSONToYAML(b)
-	case mediaType == "application/vnd.kubernetes.protobuf":
-		b, err = handlers.DiscoveryProtobuf(b)
-	default:
-		b, newline, err = kubeJSON(b, pretty)
-	}
 	if err != nil {
 		handlers.WriteStatus(w, r, err)
 		return
 	}
-	w.Header().Set("Content-Type", mediaType)
 	w.Header().Set("Vary", "Accept")
-	w.Write(b)
-	if newline {
-		w.Write([]byte{'\n'})
-	}
+	writeDocument(w, r, b, mediaType, mediaType, pretty, handlers.DiscoveryProtobuf)
 }
 
 func (s *server) coreVersions(w http.ResponseWriter, r *http.Request) {

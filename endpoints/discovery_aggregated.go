@@ -11,7 +11,6 @@ import (
 	"weak"
 
 	"github.com/miniapi/miniapi/endpoints/handlers"
-	"sigs.k8s.io/yaml"
 )
 
 // Aggregated discovery (apidiscovery.k8s.io/v2): /api and /apis answer a
@@ -220,27 +219,9 @@ func serveAggregated(w http.ResponseWriter, r *http.Request, doc encodedDoc, med
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	body := doc.body // shared: never written to
-	newline := false
-	var err error
-	switch mediaType {
-	case "application/yaml":
-		body, err = yaml.JSONToYAML(body)
-	case "application/vnd.kubernetes.protobuf":
-		body, err = handlers.AggregatedProtobuf(body)
-	default:
-		body, newline, err = kubeJSON(body, pretty)
-	}
-	if err != nil {
-		handlers.WriteStatus(w, r, err)
-		return
-	}
 	// client-go recognises the document by its g, v and as parameters.
-	h.Set("Content-Type", mediaType+";g="+aggregatedGroup+";v="+aggregatedVersion+";as="+aggregatedKind)
-	w.Write(body)
-	if newline {
-		w.Write([]byte{'\n'})
-	}
+	contentType := mediaType + ";g=" + aggregatedGroup + ";v=" + aggregatedVersion + ";as=" + aggregatedKind
+	writeDocument(w, r, doc.body, mediaType, contentType, pretty, handlers.AggregatedProtobuf)
 }
 
 // etagMatches reports whether an If-None-Match header names etag (or is
