@@ -64,3 +64,14 @@ func writeStatus(w http.ResponseWriter, r *http.Request, code int, st api.Status
 	}
 	writeValue(w, out, code, st)
 }
+
+// WriteStatus writes the Status of err in the form the request accepts,
+// as the resource handlers write errors.
+func WriteStatus(w http.ResponseWriter, r *http.Request, err error) {
+	var sc statusCarrier
+	if !errors.As(err, &sc) {
+		sc = api.NewInternalError(err)
+	}
+	st := sc.Status()
+	writeStatus(w, r, int(st.Code), st)
+}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	auditinternal "k8s.io/apiserver/pkg/apis/audit"
+	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	"sigs.k8s.io/yaml"
 )
@@ -340,4 +341,27 @@ func yamlStrictErrors(msg string) []string {
 		}
 	}
 	return out
+}
+
+// NegotiateDiscovery picks the format of a legacy discovery document as
+// kube-apiserver's discovery handlers do: JSON, YAML or protobuf, with no
+// conversion; nothing else is 406.
+func NegotiateDiscovery(r *http.Request) (mediaType string, pretty bool, err error) {
+	out, ok := negotiate(r, func(_, as string) bool { return as == "" })
+	if !ok {
+		return "", false, api.NewNotAcceptable(routeMedia)
+	}
+	return out.mediaType, out.pretty, nil
+}
+
+// NegotiateAggregated reports whether a discovery request asks for the
+// aggregated document, in which format and whether indented, as
+// kube-apiserver decides: with its negotiation and its own test of the
+// clause's conversion.
+func NegotiateAggregated(r *http.Request) (mediaType string, pretty, ok bool) {
+	opts, ok := negotiation.NegotiateMediaTypeOptions(r.Header.Get("Accept"), servedMedia, aggregated.DiscoveryEndpointRestrictions)
+	if !ok || !aggregated.IsAggregatedDiscoveryGVK(opts.Convert) {
+		return "", false, false
+	}
+	return opts.Accepted.MediaType, opts.Pretty || wantsPretty(r), true
 }

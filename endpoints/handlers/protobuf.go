@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	goruntime "runtime"
@@ -21,8 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
-	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
-	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 )
 
 // mediaProtobuf is Kubernetes' protobuf encoding: the "k8s\x00" magic,
@@ -284,40 +281,6 @@ func DiscoveryProtobuf(data []byte) ([]byte, error) {
 	}
 	obj.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(tm.APIVersion, tm.Kind))
 	return protoCodecs().encode(obj)
-}
-
-// NegotiateDiscovery picks the format of a legacy discovery document as
-// kube-apiserver's discovery handlers do: JSON, YAML or protobuf, with no
-// conversion; nothing else is 406.
-func NegotiateDiscovery(r *http.Request) (mediaType string, pretty bool, err error) {
-	out, ok := negotiate(r, func(_, as string) bool { return as == "" })
-	if !ok {
-		return "", false, api.NewNotAcceptable(routeMedia)
-	}
-	return out.mediaType, out.pretty, nil
-}
-
-// WriteStatus writes the Status of err in the form the request accepts,
-// as the resource handlers write errors.
-func WriteStatus(w http.ResponseWriter, r *http.Request, err error) {
-	var sc statusCarrier
-	if !errors.As(err, &sc) {
-		sc = api.NewInternalError(err)
-	}
-	st := sc.Status()
-	writeStatus(w, r, int(st.Code), st)
-}
-
-// NegotiateAggregated reports whether a discovery request asks for the
-// aggregated document, in which format and whether indented, as
-// kube-apiserver decides: with its negotiation and its own test of the
-// clause's conversion.
-func NegotiateAggregated(r *http.Request) (mediaType string, pretty, ok bool) {
-	opts, ok := negotiation.NegotiateMediaTypeOptions(r.Header.Get("Accept"), servedMedia, aggregated.DiscoveryEndpointRestrictions)
-	if !ok || !aggregated.IsAggregatedDiscoveryGVK(opts.Convert) {
-		return "", false, false
-	}
-	return opts.Accepted.MediaType, opts.Pretty || wantsPretty(r), true
 }
 
 // AggregatedProtobuf encodes an aggregated discovery document given as
