@@ -2,13 +2,17 @@ package builtin
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/registry"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/kubernetes/pkg/apis/autoscaling"
 	"k8s.io/kubernetes/pkg/printers"
 	printersinternal "k8s.io/kubernetes/pkg/printers/internalversion"
 )
@@ -81,4 +85,48 @@ func rowConditions(cs []metav1.TableRowCondition) []api.TableRowCondition {
 		out = append(out, api.TableRowCondition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message})
 	}
 	return out
+}
+
+// ScalePrinter prints a built-in kind's autoscaling/v1 Scale as
+// kube-apiserver's scale subresources do (`kubectl get deployment d
+// --subresource=scale`): with kube's printer for Scale, whose columns
+// are Name, Desired, Available and Age.
+func ScalePrinter() registry.TablePrinter { return scalePrinter{} }
+
+type scalePrinter struct{}
+
+// TableColumns returns kube's printer's columns for a Scale.
+func (scalePrinter) TableColumns() []api.TableColumnDefinition {
+	t, err := tableGenerator().GenerateTable(&autoscaling.Scale{}, printers.GenerateOptions{Wide: true})
+	if err != nil {
+		return nil
+	}
+	out := make([]api.TableColumnDefinition, 0, len(t.ColumnDefinitions))
+	for _, c := range t.ColumnDefinitions {
+		out = append(out, api.TableColumnDefinition{Name: c.Name, Type: c.Type, Format: c.Format, Description: c.Description, Priority: c.Priority})
+	}
+	return out
+}
+
+// TableRows prints each autoscaling/v1 Scale, given as JSON.
+func (scalePrinter) TableRows(_ context.Context, items [][]byte) ([]api.TableRow, error) {
+	rows := make([]api.TableRow, 0, len(items))
+	for _, data := range items {
+		var v autoscalingv1.Scale
+		if err := json.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("builtin: print Scale: %w", err)
+		}
+		var in autoscaling.Scale
+		if err := scheme.Convert(&v, &in, nil); err != nil {
+			return nil, fmt.Errorf("builtin: print Scale: %w", err)
+		}
+		t, err := tableGenerator().GenerateTable(&in, printers.GenerateOptions{Wide: true, NoHeaders: true})
+		if err != nil {
+			return nil, fmt.Errorf("builtin: print Scale: %w", err)
+		}
+		for _, r := range t.Rows {
+			rows = append(rows, api.TableRow{Cells: r.Cells, Conditions: rowConditions(r.Conditions)})
+		}
+	}
+	return rows, nil
 }

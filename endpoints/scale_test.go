@@ -100,8 +100,9 @@ func TestScaleHTTP(t *testing.T) {
 		{name: "missing-object", method: "GET", path: doohickeys + "/nope/scale", code: 404, reason: "NotFound", msg: `doohickeys.example.com "nope" not found`},
 		{name: "type-without-scale", method: "GET", path: "/apis/example.com/v1/namespaces/ns1/widgets/w/scale", code: 404, reason: "NotFound"},
 		{name: "cluster-path", method: "GET", path: "/apis/example.com/v1/doohickeys/g1/scale", code: 404, reason: "NotFound"},
-		{name: "table", method: "GET", path: doohickeys + "/g1/scale", code: 406, reason: "NotAcceptable",
-			headers: []string{"Accept", "application/json;as=Table;g=meta.k8s.io;v=v1"}},
+		{name: "partial-list", method: "GET", path: doohickeys + "/g1/scale", code: 406, reason: "NotAcceptable",
+			msg:     "you requested PartialObjectMetadataList, but the requested object is not a list (*autoscaling.Scale)",
+			headers: []string{"Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := f.Do(tc.method, tc.path, tc.body, tc.headers...)
@@ -152,6 +153,26 @@ func TestScaleHTTP(t *testing.T) {
 		f.Must(200, "PUT", doohickeys+"/bare/scale", `{"spec":{"replicas":2}}`)
 		if sc := f.Must(200, "GET", doohickeys+"/bare/scale", nil); field(sc, "spec.replicas") != 2.0 || field(sc, "status.replicas") != 0.0 {
 			t.Errorf("scale %v", sc)
+		}
+	})
+	t.Run("table", func(t *testing.T) {
+		// As kube-apiserver prints a custom resource's Scale (kubectl get
+		// --subresource=scale): Name, Desired and Available from the
+		// CRD's replicas paths, Age.
+		tbl := f.Must(200, "GET", doohickeys+"/g1/scale", nil, "Accept", "application/json;as=Table;g=meta.k8s.io;v=v1")
+		var names []string
+		for _, c := range tbl["columnDefinitions"].([]any) {
+			names = append(names, c.(map[string]any)["name"].(string))
+		}
+		cells := tbl["rows"].([]any)[0].(map[string]any)["cells"].([]any)
+		sc := f.Must(200, "GET", doohickeys+"/g1/scale", nil)
+		if strings.Join(names, ",") != "Name,Desired,Available,Age" || cells[0] != "g1" ||
+			cells[1] != field(sc, "spec.replicas") || cells[2] != field(sc, "status.replicas") {
+			t.Fatalf("Scale as Table: columns %v, cells %v", names, cells)
+		}
+		partial := f.Must(200, "GET", doohickeys+"/g1/scale", nil, "Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
+		if partial["kind"] != "PartialObjectMetadata" || field(partial, "metadata.name") != "g1" {
+			t.Fatalf("Scale as PartialObjectMetadata: %v", partial)
 		}
 	})
 	t.Run("yaml", func(t *testing.T) {

@@ -6,7 +6,10 @@ import (
 	"net/http"
 
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/storage"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // objectMetadata returns the metadata of a stored object as stored.
@@ -72,9 +75,17 @@ func notAcceptable(msg string) error {
 	return &api.StatusError{ErrStatus: api.Status{Code: http.StatusNotAcceptable, Reason: api.ReasonNotAcceptable, Message: msg}}
 }
 
-// notAList answers a PartialObjectMetadataList request for one object.
-func notAList() error {
-	return notAcceptable(fmt.Sprintf("you requested %s, but the requested object is not a list", asPartialList))
+// notAList answers a PartialObjectMetadataList request for one object
+// of kind gvk: in kube-apiserver's words, which name the Go type of a
+// built-in kind's internal object ("(*core.ConfigMap)"); a custom
+// resource's message names none (kube answers it 500).
+func notAList(gvk schema.GroupVersionKind) error {
+	msg := fmt.Sprintf("you requested %s, but the requested object is not a list", asPartialList)
+	internal := schema.GroupVersionKind{Group: gvk.Group, Version: runtime.APIVersionInternal, Kind: gvk.Kind}
+	if obj, err := builtin.Scheme().New(internal); err == nil {
+		msg += fmt.Sprintf(" (%T)", obj)
+	}
+	return notAcceptable(msg)
 }
 
 // aList answers a PartialObjectMetadata request for a list.

@@ -172,7 +172,7 @@ func (q *request) writeObject(out output, code int, obj *storage.Object) {
 			data, err = protoCodecs().partialFromJSON(out.asAPIVersion(), asPartial, data)
 		}
 	case asPartialList:
-		err = notAList()
+		err = notAList(kindOf(q.t))
 	case asTable:
 		var p *tablePrinter
 		if p, err = newTablePrinter(q.r.Context(), q.t, out, q.r.URL.Query()); err == nil {

@@ -9,10 +9,12 @@ import (
 	"sync"
 
 	"github.com/miniapi/miniapi/api"
+	"github.com/miniapi/miniapi/builtin"
 	"github.com/miniapi/miniapi/registry"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"sigs.k8s.io/yaml"
 )
@@ -108,29 +110,77 @@ func (q *request) patchScale() {
 
 // negotiateScale picks the format of a Scale of t: JSON, YAML or, for a
 // built-in kind, protobuf (kube-apiserver's handler of custom resources
-// serves their Scale in JSON and YAML only). A Scale has no Table or
-// PartialObjectMetadata form here, so clauses asking for a conversion
-// are skipped.
+// serves their Scale in JSON and YAML only), or, as kube converts any
+// object, its Table (JSON or YAML) or PartialObjectMetadata.
 func negotiateScale(r *http.Request, t *registry.Type) (output, error) {
 	proto := servesProtobuf(t)
-	out, ok := negotiate(r, func(mt, as string) bool { return as == "" && (mt != mediaProtobuf || proto) })
+	out, ok := negotiate(r, func(mt, as string) bool {
+		switch as {
+		case "":
+			return mt != mediaProtobuf || proto
+		case asTable:
+			return mt == mediaJSON || mt == mediaYAML
+		}
+		return true
+	})
 	if !ok {
 		return out, api.NewNotAcceptable(acceptedMedia())
 	}
 	return out, nil
 }
 
-// writeScale answers 200 with a Scale in the negotiated format.
+// writeScale answers 200 with a Scale in the negotiated format: the
+// Scale, its PartialObjectMetadata, or its Table as kube-apiserver prints
+// a Scale (`kubectl get --subresource=scale`).
 func (q *request) writeScale(out output, sc *registry.Scale) {
 	data, err := json.Marshal(sc)
-	if err == nil && out.mediaType == mediaProtobuf {
-		data, err = scaleCodec().fromJSON(data)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	switch out.as {
+	case "":
+		if out.mediaType == mediaProtobuf {
+			data, err = scaleCodec().fromJSON(data)
+		}
+	case asPartial:
+		data, err = encodePartialObject(out.asAPIVersion(), data)
+		if err == nil && out.mediaType == mediaProtobuf {
+			data, err = protoCodecs().partialFromJSON(out.asAPIVersion(), asPartial, data)
+		}
+	case asPartialList:
+		err = notAList(schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"})
+	case asTable:
+		var p *tablePrinter
+		if p, err = q.scaleTablePrinter(out); err == nil {
+			data, err = p.encodeObject(data, true)
+		}
 	}
 	if err != nil {
 		q.fail(err)
 		return
 	}
 	writeEncoded(q.w, out, http.StatusOK, data)
+}
+
+// scaleTablePrinter prints a Scale of q's type as kube-apiserver does:
+// a built-in kind's with kube's printer for Scale; a custom resource's
+// with the columns kube's CRD handler gives its scale subresource (Name,
+// Desired and Available where the CRD names the replicas paths, Age).
+func (q *request) scaleTablePrinter(out output) (*tablePrinter, error) {
+	if servesProtobuf(q.t) {
+		sp := builtin.ScalePrinter()
+		return newTablePrinter(q.r.Context(), &registry.Type{Strategy: sp}, out, q.r.URL.Query())
+	}
+	var cols []registry.PrinterColumn
+	if sub := q.t.Scale; sub != nil && sub.SpecReplicasPath != "" {
+		cols = append(cols, registry.PrinterColumn{Name: "Desired", Type: "integer", Description: "Number of desired replicas", JSONPath: ".spec.replicas"})
+	}
+	if sub := q.t.Scale; sub != nil && sub.StatusReplicasPath != "" {
+		cols = append(cols, registry.PrinterColumn{Name: "Available", Type: "integer", Description: "Number of actual replicas", JSONPath: ".status.replicas"})
+	}
+	cols = append(cols, registry.DefaultPrinterColumns()...) // Age
+	return newTablePrinter(q.r.Context(), &registry.Type{PrinterColumns: cols}, out, q.r.URL.Query())
 }
 
 // scaleBodyToJSON converts a Scale sent as JSON, YAML or protobuf to

@@ -334,7 +334,8 @@ func TestConversionErrors(t *testing.T) {
 	f.Status(f.Do("GET", cms+"?watch=true", nil, "Accept", "application/json;as=Bogus;g=meta.k8s.io;v=v1"), 406, "NotAcceptable")
 	// A list conversion for one object and the reverse are 406.
 	st := f.Status(f.Do("GET", cms+"/a", nil, "Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"), 406, "NotAcceptable")
-	if st["message"] != "you requested PartialObjectMetadataList, but the requested object is not a list" {
+	// kube's words name the internal Go type.
+	if st["message"] != "you requested PartialObjectMetadataList, but the requested object is not a list (*core.ConfigMap)" {
 		t.Fatalf("message = %q", st["message"])
 	}
 	f.Status(f.Do("GET", cms, nil, "Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"), 406, "NotAcceptable")

@@ -402,7 +402,7 @@ func watchConversion(t *registry.Type, out output, query url.Values) (func([]byt
 		return func(obj []byte) ([]byte, error) { return encodePartialObject(v, obj) }, nil
 	case asPartialList:
 		// Watch events carry single objects.
-		return nil, notAList()
+		return nil, notAList(kindOf(t))
 	case asTable:
 		p, err := newTablePrinter(context.Background(), t, out, query)
 		if err != nil {
