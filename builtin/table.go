@@ -32,11 +32,7 @@ func (k *kind) TableColumns() []api.TableColumnDefinition {
 	if err != nil {
 		return nil
 	}
-	out := make([]api.TableColumnDefinition, 0, len(t.ColumnDefinitions))
-	for _, c := range t.ColumnDefinitions {
-		out = append(out, api.TableColumnDefinition{Name: c.Name, Type: c.Type, Format: c.Format, Description: c.Description, Priority: c.Priority})
-	}
-	return out
+	return columnsOf(t)
 }
 
 // TableRows prints each encoded object with kube's printer for the kind.
@@ -55,9 +51,7 @@ func (k *kind) TableRows(ctx context.Context, items [][]byte) ([]api.TableRow, e
 		if err != nil {
 			return nil, fmt.Errorf("builtin: print %s: %w", k.gvk, err)
 		}
-		for _, r := range t.Rows {
-			rows = append(rows, api.TableRow{Cells: r.Cells, Conditions: rowConditions(r.Conditions)})
-		}
+		rows = appendRows(rows, t)
 	}
 	return rows, nil
 }
@@ -74,6 +68,23 @@ func (k *kind) table(ctx context.Context, obj runtime.Object, noHeaders bool) (*
 		return rest.NewDefaultTableConvertor(k.gr).ConvertToTable(ctx, obj, &metav1.TableOptions{NoHeaders: noHeaders})
 	}
 	return tableGenerator().GenerateTable(obj, printers.GenerateOptions{Wide: true, NoHeaders: noHeaders})
+}
+
+// columnsOf is a kube Table's column definitions in miniapi's types.
+func columnsOf(t *metav1.Table) []api.TableColumnDefinition {
+	out := make([]api.TableColumnDefinition, 0, len(t.ColumnDefinitions))
+	for _, c := range t.ColumnDefinitions {
+		out = append(out, api.TableColumnDefinition{Name: c.Name, Type: c.Type, Format: c.Format, Description: c.Description, Priority: c.Priority})
+	}
+	return out
+}
+
+// appendRows appends a kube Table's rows, in miniapi's types, to rows.
+func appendRows(rows []api.TableRow, t *metav1.Table) []api.TableRow {
+	for _, r := range t.Rows {
+		rows = append(rows, api.TableRow{Cells: r.Cells, Conditions: rowConditions(r.Conditions)})
+	}
+	return rows
 }
 
 func rowConditions(cs []metav1.TableRowCondition) []api.TableRowCondition {
@@ -101,11 +112,7 @@ func (scalePrinter) TableColumns() []api.TableColumnDefinition {
 	if err != nil {
 		return nil
 	}
-	out := make([]api.TableColumnDefinition, 0, len(t.ColumnDefinitions))
-	for _, c := range t.ColumnDefinitions {
-		out = append(out, api.TableColumnDefinition{Name: c.Name, Type: c.Type, Format: c.Format, Description: c.Description, Priority: c.Priority})
-	}
-	return out
+	return columnsOf(t)
 }
 
 // TableRows prints each autoscaling/v1 Scale, given as JSON.
@@ -124,9 +131,7 @@ func (scalePrinter) TableRows(_ context.Context, items [][]byte) ([]api.TableRow
 		if err != nil {
 			return nil, fmt.Errorf("builtin: print Scale: %w", err)
 		}
-		for _, r := range t.Rows {
-			rows = append(rows, api.TableRow{Cells: r.Cells, Conditions: rowConditions(r.Conditions)})
-		}
+		rows = appendRows(rows, t)
 	}
 	return rows, nil
 }

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/miniapi/miniapi/endpoints/handlers"
-
 	"github.com/miniapi/miniapi/version"
 )
 

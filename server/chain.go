@@ -43,9 +43,9 @@ type chain struct {
 // authorization, priority and fairness (or the max-in-flight limit), the
 // journal (which so sees the answers of both), impersonation, audit,
 // authentication (whose failures are audited too), Cache-Control,
-// request info, the received timestamp, and the audit ID outermost. The filters are
-// kube's own; the request deadline, panic recovery and request logging
-// run inside api (endpoints.New).
+// request info, the received timestamp, and the audit ID outermost. The
+// filters are kube's own; the request deadline, panic recovery and
+// request logging run inside api (endpoints.New).
 func (c chain) build(api http.Handler) http.Handler {
 	codecs := builtin.Codecs()
 	h := api

@@ -48,16 +48,11 @@ func (q *request) readWrite(optionsKind string) (out output, p writeParams, body
 	return out, p, objectBody{json: j, strict: strict}, true
 }
 
-// readBody negotiates the answer, reads the write options (patchType is
-// the media type of a patch, "" otherwise) and reads the raw body.
+// readBody negotiates the answer (an object's, or a Scale's: the same
+// forms), reads the write options (patchType is the media type of a
+// patch, "" otherwise) and reads the raw body.
 func (q *request) readBody(optionsKind, patchType string) (out output, p writeParams, body []byte, ok bool) {
-	return q.readBodyAs(func(r *http.Request) (output, error) { return negotiateOutput(r, q.t) }, optionsKind, patchType)
-}
-
-// readBodyAs is readBody with the answer negotiated by negotiate (a
-// subresource such as /scale has its own forms).
-func (q *request) readBodyAs(negotiate func(*http.Request) (output, error), optionsKind, patchType string) (out output, p writeParams, body []byte, ok bool) {
-	out, err := negotiate(q.r)
+	out, err := negotiateOutput(q.r, q.t)
 	if err == nil {
 		p, err = parseWriteParams(q.r, optionsKind, patchType)
 	}

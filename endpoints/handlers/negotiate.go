@@ -53,13 +53,14 @@ type output struct {
 // asAPIVersion is the apiVersion of the conversion target.
 func (o output) asAPIVersion() string { return api.MetaGroup + "/" + o.asVersion }
 
-// negotiateOutput picks the response format from the Accept header as
-// kube-apiserver does: clauses in q-value order, the first one miniapi
-// can produce wins. A clause that asks for a conversion (as, g, v) is
-// producible only for the meta.k8s.io kinds in v1 or v1beta1, Table only
-// as JSON or YAML; protobuf is producible for built-in kinds and for
-// PartialObjectMetadata of any kind. Anything else is skipped, and
-// nothing producible is 406.
+// negotiateOutput picks the format of an answer about t, an object of t
+// or its Scale, with kube's negotiation (see negotiate). A clause that
+// asks for a conversion (as, g, v) is producible only for the meta.k8s.io
+// kinds in v1 or v1beta1, Table only as JSON or YAML; protobuf is
+// producible for built-in kinds and for PartialObjectMetadata of any
+// kind (kube's handler of custom resources answers their Scale in JSON
+// or YAML only too). Anything else is skipped, and nothing producible is
+// 406.
 func negotiateOutput(r *http.Request, t *registry.Type) (output, error) {
 	proto := servesProtobuf(t)
 	out, ok := negotiate(r, func(mt, as string) bool {

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/miniapi/miniapi/api"
@@ -14,10 +15,9 @@ import (
 // produce: every route the first three; lists and watches the streams
 // too; pods/log plain text first.
 var (
-	routeMedia       = []string{mediaJSON, mediaYAML, mediaProtobuf}
-	routeListMedia   = append(routeMedia[:len(routeMedia):len(routeMedia)], mediaJSON+";stream=watch", mediaProtobuf+";stream=watch")
-	routeLogMedia    = append([]string{"text/plain"}, routeMedia...)
-	routeVersionOnly = []string{mediaJSON}
+	routeMedia     = []string{mediaJSON, mediaYAML, mediaProtobuf}
+	routeListMedia = append(routeMedia[:len(routeMedia):len(routeMedia)], mediaJSON+";stream=watch", mediaProtobuf+";stream=watch")
+	routeLogMedia  = append([]string{"text/plain"}, routeMedia...)
 )
 
 // RouteNotAcceptable answers as kube-apiserver's router (go-restful)
@@ -35,13 +35,8 @@ func RouteNotAcceptable(r *http.Request, produces []string) error {
 	for clause := range strings.SplitSeq(accept, ",") {
 		mt, _, _ := strings.Cut(clause, ";")
 		mt = strings.Trim(mt, " ")
-		if mt == "*/*" {
+		if mt == "*/*" || slices.Contains(produces, mt) {
 			return nil
-		}
-		for _, p := range produces {
-			if p == mt {
-				return nil
-			}
 		}
 	}
 	return api.FromKubeError(apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "", schema.GroupResource{}, "",
@@ -54,7 +49,7 @@ var (
 	// built-in group version produce.
 	DiscoveryRouteMedia = routeMedia
 	// VersionRouteMedia are what /version's route produces.
-	VersionRouteMedia = routeVersionOnly
+	VersionRouteMedia = []string{mediaJSON}
 )
 
 // routeMediaFor is what kube's route for this request to a built-in kind

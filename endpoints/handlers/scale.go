@@ -41,7 +41,7 @@ func (q *request) scale() {
 }
 
 func (q *request) getScale() {
-	out, err := negotiateScale(q.r, q.t)
+	out, err := negotiateOutput(q.r, q.t)
 	if err != nil {
 		q.fail(err)
 		return
@@ -59,7 +59,7 @@ func (q *request) getScale() {
 }
 
 func (q *request) updateScale() {
-	out, p, body, ok := q.readBodyAs(func(r *http.Request) (output, error) { return negotiateScale(r, q.t) }, "UpdateOptions", "")
+	out, p, body, ok := q.readBody("UpdateOptions", "")
 	if !ok {
 		return
 	}
@@ -87,7 +87,7 @@ func (q *request) patchScale() {
 	if !ok {
 		return
 	}
-	out, p, body, ok := q.readBodyAs(func(r *http.Request) (output, error) { return negotiateScale(r, q.t) }, "PatchOptions", mt)
+	out, p, body, ok := q.readBody("PatchOptions", mt)
 	if !ok {
 		return
 	}
@@ -106,27 +106,6 @@ func (q *request) patchScale() {
 		return
 	}
 	q.writeScale(out, sc)
-}
-
-// negotiateScale picks the format of a Scale of t: JSON, YAML or, for a
-// built-in kind, protobuf (kube-apiserver's handler of custom resources
-// serves their Scale in JSON and YAML only), or, as kube converts any
-// object, its Table (JSON or YAML) or PartialObjectMetadata.
-func negotiateScale(r *http.Request, t *registry.Type) (output, error) {
-	proto := servesProtobuf(t)
-	out, ok := negotiate(r, func(mt, as string) bool {
-		switch as {
-		case "":
-			return mt != mediaProtobuf || proto
-		case asTable:
-			return mt == mediaJSON || mt == mediaYAML
-		}
-		return true
-	})
-	if !ok {
-		return out, api.NewNotAcceptable(acceptedMedia())
-	}
-	return out, nil
 }
 
 // writeScale answers 200 with a Scale in the negotiated format: the
