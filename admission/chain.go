@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/miniapi/miniapi/api"
 	"github.com/miniapi/miniapi/registry"
@@ -109,20 +107,6 @@ type Chain struct {
 	policies *settle
 }
 
-// configWatch is one resource of admission configuration: the informer
-// the plugins read it from, and the newest write of it through this
-// server the informer is known to hold.
-type configWatch struct {
-	resource string
-	informer cache.SharedIndexInformer
-	seen     atomic.Int64
-}
-
-// configWait bounds how long a request waits for the plugins' informers
-// to hold a configuration written a moment before; past it, the request
-// is admitted with what they hold, as kube-apiserver's would be.
-const configWait = 2 * time.Second
-
 var _ registry.Admission = (*Chain)(nil)
 
 // configScheme decodes --admission-control-config-file, as
@@ -204,9 +188,13 @@ func New(cfg Config) (*Chain, error) {
 	}
 	authWrapper := webhookutil.NewDefaultAuthenticationInfoResolverWrapper(nil, nil, cfg.Loopback, noop.NewTracerProvider())
 	version := basecompatibility.NewEffectiveVersionFromString(kubeVersion, "", "")
+	// watches holds the configWatch of each configuration resource by
+	// name, for the webhook plugins' informers (filled below, before
+	// any plugin is built).
+	watches := map[string]*configWatch{}
 	initializers = kadmission.PluginInitializers{
 		initializer.NewAPIServerIDInitializer(cfg.APIServerID),
-		initializer.New(cfg.Client, cfg.Dynamic, cfg.Informers, cfg.Authorizer, utilfeature.DefaultFeatureGate,
+		initializer.New(cfg.Client, cfg.Dynamic, webhookInformers{SharedInformerFactory: cfg.Informers, watches: watches}, cfg.Authorizer, utilfeature.DefaultFeatureGate,
 			version, cfg.Drained, restMapper{mapper}),
 		webhookinit.NewPluginInitializer(authWrapper, cfg.ServiceResolver),
 		admission.NewPluginInitializer(quota, exclusion.Excluded()),
@@ -224,7 +212,8 @@ func New(cfg Config) (*Chain, error) {
 	// them from.
 	v1 := cfg.Informers.Admissionregistration().V1()
 	watch := func(plugin, resource string, inf cache.SharedIndexInformer) {
-		w := &configWatch{resource: resource, informer: inf}
+		w := newConfigWatch(resource, inf)
+		watches[resource] = w
 		c.configs = append(c.configs, w)
 		if configured[plugin] == nil {
 			configured[plugin] = w
@@ -422,40 +411,6 @@ func options(r *registry.AdmissionRequest) runtime.Object {
 		return o
 	}
 	return nil
-}
-
-// awaitConfig waits until the plugins' informers hold every admission
-// configuration this server has written, so a webhook or policy takes
-// effect for the first request after the write that made it, not some
-// milliseconds later as kube-apiserver's. A request that finds them up
-// to date, the usual case, pays an atomic load per resource.
-func (c *Chain) awaitConfig(ctx context.Context) {
-	var snap *registry.Snapshot
-	for _, w := range c.configs {
-		if snap == nil {
-			snap = c.reg.Snapshot()
-		}
-		res, ok := snap.Lookup("admissionregistration.k8s.io", "v1", w.resource)
-		if !ok {
-			continue
-		}
-		want := res.Store.LastWrite()
-		if want <= w.seen.Load() {
-			continue
-		}
-		deadline := time.Now().Add(configWait)
-		for {
-			got, _ := strconv.ParseInt(w.informer.LastSyncResourceVersion(), 10, 64)
-			if got >= want {
-				w.seen.Store(want)
-				break
-			}
-			if time.Now().After(deadline) || ctx.Err() != nil {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
 }
 
 // idleUnconfigured runs a plugin configured by objects (webhook

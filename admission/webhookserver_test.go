@@ -256,3 +256,48 @@ func TestWebhookFirstWriteAfterConfig(t *testing.T) {
 		t.Logf("%s: first write refused in %v", ns, time.Since(start))
 	}
 }
+
+// TestWebhookFirstWriteAfterUpdate: once kube's plugin is built, a
+// change to its configuration reaches it through its informer handler,
+// a step after the informer's indexer; the first write after each
+// update, and after a delete, is still judged by the configuration as
+// written. Each round sends the webhook to the other of two paths.
+func TestWebhookFirstWriteAfterUpdate(t *testing.T) {
+	t.Parallel()
+	hooks := startHookServer(t, map[string]admission.HandlerFunc{"/a": deny("a"), "/b": deny("b")})
+	e := startEnv(t, "updated")
+	ctx := t.Context()
+	configs := e.cs.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	hook := validating("updated.example.com", "updated", admissionregistrationv1.WebhookClientConfig{URL: hooks.url("/a"), CABundle: hooks.ca})
+	e.addValidating(t, ctx, hook)
+	name := configName(t)
+	create := func(i int) error {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}}
+		_, err := e.cs.CoreV1().ConfigMaps("updated").Create(ctx, cm, metav1.CreateOptions{})
+		return err
+	}
+	const rounds = 40
+	for i := range rounds {
+		path := []string{"/a", "/b"}[i%2]
+		if i > 0 {
+			c, err := configs.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Webhooks[0].ClientConfig.URL = hooks.url(path)
+			if _, err := configs.Update(ctx, c, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := `admission webhook "updated.example.com" denied the request: ` + path[1:]
+		if err := refusedWith(want)(nil, create(i)); err != nil {
+			t.Fatalf("round %d, the first write after the update: %v", i, err)
+		}
+	}
+	if err := configs.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := create(rounds); err != nil {
+		t.Fatalf("the first write after the delete: %v", err)
+	}
+}
