@@ -212,7 +212,8 @@ func New(cfg Config) (*Chain, error) {
 	// them from.
 	v1 := cfg.Informers.Admissionregistration().V1()
 	watch := func(plugin, resource string, inf cache.SharedIndexInformer) {
-		w := newConfigWatch(resource, inf)
+		webhook := plugin == validatingwebhook.PluginName || plugin == mutatingwebhook.PluginName
+		w := newConfigWatch(resource, inf, webhook)
 		watches[resource] = w
 		c.configs = append(c.configs, w)
 		if configured[plugin] == nil {

@@ -33,9 +33,15 @@ import (
 type configWatch struct {
 	resource string
 	informer cache.SharedIndexInformer
-	// indexed is the newest event the informer's indexer holds, told by
-	// a handler of our own (the indexer is written before handlers run).
-	indexed atomic.Int64
+	// indexing is set for the webhook configurations: indexed is then
+	// the newest event the informer's indexer holds, told by a handler
+	// of our own (the indexer is written before handlers run). Kube's
+	// policy plugins compile what they read on a timer, which settle
+	// waits out, so for them the reflector's word is enough, and a
+	// handler (two goroutines and a 16 KB buffer in every logical
+	// cluster) would buy nothing.
+	indexing bool
+	indexed  atomic.Int64
 	// plugin is the newest event the plugin's handlers have run for;
 	// built is set once the plugin has added one.
 	plugin atomic.Int64
@@ -52,16 +58,24 @@ type configWatch struct {
 // resourceVersion; the write is then taken as seen once the wait ends.
 const configWait = 2 * time.Second
 
-// newConfigWatch follows inf for the plugins that read resource.
-func newConfigWatch(resource string, inf cache.SharedIndexInformer) *configWatch {
-	w := &configWatch{resource: resource, informer: inf}
-	_, _ = inf.AddEventHandler(handled{track: &w.indexed})
+// newConfigWatch follows inf for the plugins that read resource,
+// through its indexer if indexing.
+func newConfigWatch(resource string, inf cache.SharedIndexInformer, indexing bool) *configWatch {
+	w := &configWatch{resource: resource, informer: inf, indexing: indexing}
+	if indexing {
+		_, _ = inf.AddEventHandler(handled{track: &w.indexed})
+	}
 	return w
 }
 
 // inEffect reports whether the write at revision want has reached the
-// indexer and, once the plugin is built, the plugin's handlers.
+// indexer (the reflector, if not indexing) and, once the plugin is
+// built, the plugin's handlers.
 func (w *configWatch) inEffect(want int64) bool {
+	if !w.indexing {
+		got, _ := strconv.ParseInt(w.informer.LastSyncResourceVersion(), 10, 64)
+		return got >= want
+	}
 	if w.indexed.Load() < want {
 		return false
 	}
@@ -136,9 +150,14 @@ func (h handled) record(obj any) {
 	if err != nil {
 		return
 	}
+	raise(h.track, rv)
+}
+
+// raise sets a to v if v is greater.
+func raise(a *atomic.Int64, v int64) {
 	for {
-		cur := h.track.Load()
-		if rv <= cur || h.track.CompareAndSwap(cur, rv) {
+		cur := a.Load()
+		if v <= cur || a.CompareAndSwap(cur, v) {
 			return
 		}
 	}
@@ -214,13 +233,7 @@ type followedInformer struct {
 }
 
 func (f followedInformer) wrap(h cache.ResourceEventHandler) cache.ResourceEventHandler {
-	start := f.w.indexed.Load()
-	for {
-		cur := f.w.plugin.Load()
-		if start <= cur || f.w.plugin.CompareAndSwap(cur, start) {
-			break
-		}
-	}
+	raise(&f.w.plugin, f.w.indexed.Load())
 	f.w.built.Store(true)
 	return handled{ResourceEventHandler: h, track: &f.w.plugin}
 }
