@@ -236,9 +236,15 @@ func TestCompactorBoundsHistory(t *testing.T) {
 		_, err := srv.client.Get(context.Background(), "/registry/core/configmaps/ns1/old", clientv3.WithRev(first))
 		return errors.Is(err, rpctypes.ErrCompacted)
 	})
-	// The caches were told: a list pinned to the compacted revision is
-	// refused as etcd refuses it, not served from the cache's memory.
-	code, msg := listExact(t, c, srv.URL(), first)
+	// The caches are told, once the compactor's call returns: a list
+	// pinned to the compacted revision is then refused as etcd refuses
+	// it, not served from the cache's memory.
+	var code int
+	var msg string
+	waitFor(t, "an Exact list at the compacted revision to be refused", func() bool {
+		code, msg = listExact(t, c, srv.URL(), first)
+		return code != http.StatusOK
+	})
 	if code != http.StatusGone || !strings.Contains(msg, "too old") {
 		t.Fatalf("Exact list at a compacted revision = %d %q, want 410 and too old", code, msg)
 	}
