@@ -45,7 +45,7 @@ var evictionKind = schema.GroupVersionKind{Group: "policy", Version: "v1", Kind:
 
 // evict serves POST pods/<name>/eviction.
 func evict(ctx context.Context, pods podKind, store *registry.Store, ns, name string, body []byte, dryRun bool) ([]byte, error) {
-	in, err := decodeInternal(evictionKind, body)
+	in, err := decodeBody(evictionKind, body)
 	if err != nil {
 		return nil, err
 	}

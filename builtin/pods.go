@@ -55,6 +55,22 @@ func (k podKind) BeforeDelete(ctx context.Context, obj *api.Object, gracePeriodS
 	return graceful, pending, nil
 }
 
+// bindingKind is pods/binding's kind.
+var bindingKind = schema.GroupVersionKind{Version: "v1", Kind: "Binding"}
+
+// CheckSubresource refuses a binding or eviction body of another kind,
+// in kube-apiserver's words.
+func (k podKind) CheckSubresource(subresource string, body []byte) error {
+	var err error
+	switch subresource {
+	case "binding":
+		_, err = decodeBody(bindingKind, body)
+	case "eviction":
+		_, err = decodeBody(evictionKind, body)
+	}
+	return err
+}
+
 // CreateSubresource serves POST to a pod's binding and eviction.
 func (k podKind) CreateSubresource(ctx context.Context, store *registry.Store, subresource, ns, name string, body []byte, opts registry.CreateOptions) ([]byte, error) {
 	switch subresource {
@@ -72,7 +88,7 @@ func (k podKind) CreateSubresource(ctx context.Context, store *registry.Store, s
 // being deleted, already bound or held by scheduling gates. It answers a
 // Success Status.
 func bind(ctx context.Context, store *registry.Store, ns, name string, body []byte, dryRun bool) ([]byte, error) {
-	in, err := decodeInternal(schema.GroupVersionKind{Version: "v1", Kind: "Binding"}, body)
+	in, err := decodeBody(bindingKind, body)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/miniapi/miniapi/registry"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -142,7 +141,7 @@ func (reviewKind) Verbs() []string { return []string{"create"} }
 // CreateVirtual answers the review: the requesting user is the one kube's
 // authentication filter put in ctx.
 func (k reviewKind) CreateVirtual(ctx context.Context, _ *registry.Registry, ns string, body []byte, opts registry.CreateOptions) ([]byte, error) {
-	in, err := decodeDefaulted(k.gvk, recordCreator(k.gvk, "", body, opts.FieldManager))
+	in, err := decodeBody(k.gvk, recordCreator(k.gvk, "", body, opts.FieldManager))
 	if err != nil {
 		return nil, err
 	}
@@ -172,12 +171,22 @@ type serviceAccountKind struct {
 
 var _ registry.SubresourceCreater = serviceAccountKind{}
 
+// CheckSubresource refuses a token request body that is not a
+// TokenRequest, in kube-apiserver's words.
+func (k serviceAccountKind) CheckSubresource(subresource string, body []byte) error {
+	if subresource != "token" {
+		return nil
+	}
+	_, err := decodeBody(tokenRequest, body)
+	return err
+}
+
 // CreateSubresource serves POST to a service account's token.
 func (k serviceAccountKind) CreateSubresource(ctx context.Context, store *registry.Store, subresource, ns, name string, body []byte, opts registry.CreateOptions) ([]byte, error) {
 	if subresource != "token" || k.auth == nil || k.auth.Issuer == nil {
 		return nil, api.NewGenericNotFound()
 	}
-	in, err := decodeDefaulted(tokenRequest, recordCreator(tokenRequest, subresource, body, opts.FieldManager))
+	in, err := decodeBody(tokenRequest, recordCreator(tokenRequest, subresource, body, opts.FieldManager))
 	if err != nil {
 		return nil, err
 	}
@@ -252,11 +261,4 @@ func (w webhookConfigs[T]) Get(ctx context.Context, name string, _ metav1.GetOpt
 		return out, err
 	}
 	return out, nil
-}
-
-// decodeDefaulted decodes a body of kind gvk as kube-apiserver's handlers
-// do, with the kind's defaults (a TokenRequest's expirationSeconds), into
-// the internal type.
-func decodeDefaulted(gvk schema.GroupVersionKind, data []byte) (runtime.Object, error) {
-	return decodeToInternal(gvk, data, true)
 }

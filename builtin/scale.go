@@ -58,7 +58,7 @@ func (k scaleKind) ValidateScale(sc *registry.Scale) error {
 	if err != nil {
 		return err
 	}
-	in, err := decodeInternal(schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}, data)
+	in, err := decodeBody(scaleKindGVK, data)
 	if err != nil {
 		return err
 	}
@@ -69,31 +69,54 @@ func (k scaleKind) ValidateScale(sc *registry.Scale) error {
 	return nil
 }
 
-// decodeInternal decodes the JSON of a versioned kind into its internal
-// type.
-func decodeInternal(gvk schema.GroupVersionKind, data []byte) (runtime.Object, error) {
-	return decodeToInternal(gvk, data, false)
+// CheckScale refuses a Scale body kube-apiserver's decoder would not
+// read as an autoscaling/v1 Scale, in its words.
+func (k scaleKind) CheckScale(body []byte) error {
+	_, err := decodeBody(scaleKindGVK, body)
+	return err
 }
 
-// decodeToInternal decodes data as gvk's versioned type, with the kind's
-// defaults when defaulted, and converts it to the internal type.
-func decodeToInternal(gvk schema.GroupVersionKind, data []byte, defaulted bool) (runtime.Object, error) {
-	v, err := scheme.New(gvk)
+// PatchedScaleError is the error of kube's decoder for a patched Scale,
+// which kube's patch handler decodes with no kind of its own to fall
+// back on.
+func (k scaleKind) PatchedScaleError(patched []byte) error {
+	_, _, err := decodeKube(scaleKindGVK, patched, nil)
+	return err
+}
+
+// scaleKindGVK is the kind of every built-in kind's scale subresource.
+var scaleKindGVK = schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
+
+// decodeBody decodes a request body meant as a gvk (a Binding, an
+// Eviction, a TokenRequest, a Scale) as kube-apiserver's handlers decode
+// one: its decoder reads the body's own apiVersion and kind (gvk's where
+// it names none), case-sensitively, defaults the object and converts it
+// to the internal type, so another kind is "converting (v1.Pod) to
+// (core.Binding): unknown conversion", a version kube does not serve "no
+// kind ... is registered", and each is answered in the handlers' words.
+func decodeBody(gvk schema.GroupVersionKind, body []byte) (runtime.Object, error) {
+	defaults := gvk
+	obj, got, err := decodeKube(gvk, body, &defaults)
+	switch {
+	case err == nil:
+		return obj, nil
+	case got != nil && got.Kind != "":
+		return nil, api.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", got.Kind, got.Version, gvk.Kind, err))
+	}
+	return nil, api.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", gvk.Kind, err, api.SummarizeBody(body)))
+}
+
+// decodeKube decodes JSON into gvk's internal type with kube's decoder,
+// defaults (apiVersion and kind where the body names none) as given.
+func decodeKube(gvk schema.GroupVersionKind, body []byte, defaults *schema.GroupVersionKind) (runtime.Object, *schema.GroupVersionKind, error) {
+	into, err := scheme.New(gvk.GroupKind().WithVersion(runtime.APIVersionInternal))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return nil, api.NewBadRequest(err.Error())
+	info, ok := runtime.SerializerInfoForMediaType(Codecs().SupportedMediaTypes(), runtime.ContentTypeJSON)
+	if !ok {
+		return nil, nil, fmt.Errorf("builtin: no JSON serializer")
 	}
-	if defaulted {
-		scheme.Default(v)
-	}
-	in, err := scheme.New(schema.GroupVersionKind{Group: gvk.Group, Version: runtime.APIVersionInternal, Kind: gvk.Kind})
-	if err != nil {
-		return nil, err
-	}
-	if err := scheme.Convert(v, in, nil); err != nil {
-		return nil, err
-	}
-	return in, nil
+	hub := schema.GroupVersion{Group: gvk.Group, Version: runtime.APIVersionInternal}
+	return Codecs().DecoderToVersion(info.Serializer, hub).Decode(body, defaults, into)
 }

@@ -65,6 +65,27 @@ type ScaleRules interface {
 	// ValidateScale validates a Scale written to the object named in
 	// its metadata (422 Invalid, as kube-apiserver words it).
 	ValidateScale(sc *Scale) error
+	// CheckScale refuses a Scale sent by a client (JSON) that
+	// kube-apiserver's decoder would not read as an autoscaling/v1
+	// Scale: another kind or version, or not an object, in its words.
+	CheckScale(body []byte) error
+	// PatchedScaleError is kube-apiserver's decoder's error for a
+	// patched Scale (JSON) it would not read as an autoscaling/v1 Scale
+	// (a patch that changed its kind or apiVersion), or nil.
+	PatchedScaleError(patched []byte) error
+}
+
+// CheckScaleBody refuses a Scale sent by a client for the type that
+// kube-apiserver would not decode, before its fields are checked: a
+// built-in kind's in the words of kube's decoder. A custom resource's
+// is left to DecodeScale and the type checks after it (kube answers
+// every such body of a custom resource with one unhelpful message, "no
+// kind is registered for the type v1.Scale").
+func (s *Store) CheckScaleBody(body []byte) error {
+	if sr, ok := s.t.Strategy.(ScaleRules); ok {
+		return sr.CheckScale(body)
+	}
+	return nil
 }
 
 // HasScale reports whether t has a /scale subresource.
@@ -131,12 +152,25 @@ func (s *Store) PatchScale(ctx context.Context, ns, name, patchType string, patc
 		if err != nil {
 			return nil, err
 		}
+		if sr, ok := s.t.Strategy.(ScaleRules); ok && patchType != PatchStrategicMerge {
+			// kube's patch handler names a JSON or merge patched Scale
+			// in a 422; a strategic merge patch it converts field by
+			// field, keeping the Scale's kind.
+			if err := sr.PatchedScaleError(patched); err != nil {
+				return nil, api.NewInvalid(api.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), string(patched), err.Error())})
+			}
+		}
 		if err := checkScaleFields(ctx, patched, opts.FieldValidation, true); err != nil {
 			return nil, err
 		}
 		var next Scale
 		if err := json.Unmarshal(patched, &next); err != nil {
 			return nil, scaleDecodeError(err)
+		}
+		if patchType == PatchStrategicMerge {
+			// kube converts a strategic merge patched Scale field by
+			// field into its Go type: what it says of its kind is lost.
+			next.APIVersion, next.Kind = ScaleAPIVersion, ScaleKind
 		}
 		if err := checkScaleTypeMeta(&next); err != nil {
 			return nil, err

@@ -293,6 +293,10 @@ const (
 // SubresourceCreater is implemented by strategies that serve ServeCreate
 // subresources.
 type SubresourceCreater interface {
+	// CheckSubresource refuses a body that is not an object of the kind
+	// subresource takes, in kube-apiserver's words; the Store asks
+	// before the object is admitted, as kube-apiserver decodes first.
+	CheckSubresource(subresource string, body []byte) error
 	// CreateSubresource handles a POST of body (JSON) to subresource of
 	// the named parent through store, answering the object to return.
 	CreateSubresource(ctx context.Context, store *Store, subresource, ns, name string, body []byte, opts CreateOptions) ([]byte, error)

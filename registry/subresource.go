@@ -16,14 +16,21 @@ func (s *Store) CreateSubresource(ctx context.Context, subresource, ns, name str
 	if !ok {
 		return nil, api.NewMethodNotAllowed()
 	}
+	if err := c.CheckSubresource(subresource, body); err != nil {
+		return nil, err
+	}
+	obj, err := decode(body)
+	if err != nil {
+		// Not an object: the kind's strategy refuses it in its words.
+		return c.CreateSubresource(ctx, s, subresource, ns, name, body, opts)
+	}
+	// As kube-apiserver: the object's namespace is the request's, then
+	// the object (an Eviction, a Binding) is admitted as a CREATE of the
+	// subresource, before it acts.
+	if err := s.checkNamespace(obj, ns); err != nil {
+		return nil, err
+	}
 	if s.reg.Admission() != nil {
-		// As kube-apiserver: the object sent (an Eviction, a Binding) is
-		// admitted as a CREATE of the subresource, before it acts.
-		obj, err := decode(body)
-		if err != nil {
-			// Not an object: the kind's strategy refuses it in its words.
-			return c.CreateSubresource(ctx, s, subresource, ns, name, body, opts)
-		}
 		r := &AdmissionRequest{
 			Operation: OpCreate, Subresource: subresource, Namespace: ns, Name: name, Object: obj,
 			DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation,
@@ -31,9 +38,10 @@ func (s *Store) CreateSubresource(ctx context.Context, subresource, ns, name str
 		if err := s.Admit(ctx, r); err != nil {
 			return nil, err
 		}
-		if body, err = encode(r.Object); err != nil {
-			return nil, err
-		}
+		obj = r.Object
+	}
+	if body, err = encode(obj); err != nil {
+		return nil, err
 	}
 	return c.CreateSubresource(ctx, s, subresource, ns, name, body, opts)
 }

@@ -178,6 +178,18 @@ func TestSecureByDefault(t *testing.T) {
 	if !review.Status.Authenticated || review.Status.User.Username != "system:serviceaccount:default:bob" {
 		t.Errorf("token review = %+v", review.Status)
 	}
+	// A token request body of another kind or namespace is refused
+	// before anything is signed, in kube-apiserver's words.
+	for body, want := range map[string]string{
+		`{"apiVersion":"v1","kind":"Pod","spec":{}}`:                         `Pod in version "v1" cannot be handled as a TokenRequest: converting (v1.Pod) to (authentication.TokenRequest): unknown conversion`,
+		`{"kind":"TokenRequest","metadata":{"namespace":"other"},"spec":{}}`: "the namespace of the provided object does not match the namespace sent on the request",
+	} {
+		err := admin.CoreV1().RESTClient().Post().AbsPath("/api/v1/namespaces/default/serviceaccounts/bob/token").
+			SetHeader("Content-Type", "application/json").Body([]byte(body)).Do(ctx).Error()
+		if !apierrors.IsBadRequest(err) || err.Error() != want {
+			t.Errorf("token request %s: %v, want 400 %s", body, err, want)
+		}
+	}
 	// As kube-apiserver's create handler, the creator is recorded in
 	// what the request sent, and the answers that return it carry it.
 	for _, c := range []struct {

@@ -159,6 +159,7 @@ type resourceStore interface {
 	Apply(ctx context.Context, ns, name string, patch []byte, opts registry.ApplyOptions) (*storage.Object, bool, error)
 	Delete(ctx context.Context, ns, name string, opts registry.DeleteOptions) (*storage.Object, bool, error)
 	DeleteCollection(ctx context.Context, ns string, list registry.ListOptions, opts registry.DeleteOptions) (*storage.List, error)
+	CheckScaleBody(body []byte) error
 	GetScale(ctx context.Context, ns, name, resourceVersion string) (*registry.Scale, error)
 	UpdateScale(ctx context.Context, ns, name string, sc *registry.Scale, opts registry.UpdateOptions) (*registry.Scale, error)
 	PatchScale(ctx context.Context, ns, name, patchType string, patch []byte, opts registry.UpdateOptions) (*registry.Scale, error)

@@ -65,6 +65,9 @@ func (q *request) updateScale() {
 	}
 	j, typed, err := scaleBodyToJSON(q.r, body)
 	if err == nil && !typed {
+		err = q.store.CheckScaleBody(j)
+	}
+	if err == nil && !typed {
 		err = registry.CheckScaleFields(q.r.Context(), j, p.fieldValidation)
 	}
 	var sc *registry.Scale
