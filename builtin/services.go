@@ -201,7 +201,7 @@ func (k serviceKind) BeginCreate(ctx context.Context, obj *api.Object, dryRun bo
 	if err != nil {
 		return nil, statusError(err)
 	}
-	return k.applyAllocation(kctx, obj, in, finish)
+	return k.applyAllocation(kctx, rest, obj, in, finish)
 }
 
 // BeginUpdate allocates and releases what an update changes (kube's
@@ -224,12 +224,19 @@ func (k serviceKind) BeginUpdate(ctx context.Context, obj, old *api.Object, dryR
 	if err != nil {
 		return nil, statusError(err)
 	}
-	return k.applyAllocation(kctx, obj, in, finish)
+	return k.applyAllocation(kctx, rest, obj, in, finish)
 }
 
 // applyAllocation writes what the hook allocated into obj and returns
-// the finish of its transaction.
-func (k serviceKind) applyAllocation(kctx context.Context, obj *api.Object, in runtime.Object, finish genericregistry.FinishFunc) (func(bool), error) {
+// the finish of its transaction. kube's service storage also decorates
+// every Service it reads (an ExternalName Service loses the
+// internalTrafficPolicy an earlier type was defaulted with); miniapi
+// answers and watches what it stored, so kube's decorator runs here, on
+// the way in.
+func (k serviceKind) applyAllocation(kctx context.Context, rest *servicestore.REST, obj *api.Object, in runtime.Object, finish genericregistry.FinishFunc) (func(bool), error) {
+	if rest.Store.Decorator != nil {
+		rest.Store.Decorator(in)
+	}
 	out, err := k.fromInternal(in)
 	if err != nil {
 		finish(kctx, false)
