@@ -184,7 +184,6 @@ func TestIgnoredParamsWarn(t *testing.T) {
 	}{
 		{"gracePeriodSeconds in the query", "DELETE", cms + "/a?gracePeriodSeconds=30", "", "gracePeriodSeconds has no effect"},
 		{"gracePeriodSeconds in the body", "DELETE", cms + "/b", `{"gracePeriodSeconds":0}`, "gracePeriodSeconds has no effect"},
-		{"limit on a collection delete", "DELETE", cms + "?limit=1", "", "limit and continue have no effect on a collection delete"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -448,11 +448,13 @@ func validatePropagation(policy string) error {
 
 // DeleteCollection deletes every object in ns matching list, each with
 // opts, and returns the list it deleted from, as kube-apiserver's store
-// does: the objects as they were listed, at the list's revision.
+// does: the objects as they were listed, at the list's revision. The
+// list is the one asked for, its resourceVersion rules included; with a
+// limit only its first page is deleted, and answered with the page's
+// continue token, as kube's store does.
 func (s *Store) DeleteCollection(ctx context.Context, ns string, list ListOptions, opts DeleteOptions) (*storage.List, error) {
 	// Warned once, as kube's storage does, even with nothing to delete.
 	s.warnDelete(ctx, s.namespaceOf(ns), "", opts.PropagationPolicy)
-	list.Limit, list.Continue, list.ResourceVersion, list.ResourceVersionMatch = 0, "", "", ""
 	all, err := s.List(ctx, ns, list)
 	if err != nil {
 		return nil, err

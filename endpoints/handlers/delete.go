@@ -12,7 +12,6 @@ import (
 	"github.com/miniapi/miniapi/storage"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
@@ -73,16 +72,13 @@ type deleteRequest struct {
 
 // deleteCollection answers DELETE on a collection with the list it
 // deleted from: the objects as listed, at the list's resourceVersion, as
-// kube-apiserver answers.
+// kube-apiserver answers; with a limit, the first page's, with its
+// continue token.
 func (q *request) deleteCollection() {
 	p, err := parseListParams(q.r.URL.Query(), false)
 	if err != nil {
 		q.fail(err)
 		return
-	}
-	if p.Limit > 0 || p.Continue != "" {
-		// DeleteCollection deletes every match in one go.
-		api.AddWarning(q.r.Context(), "limit and continue have no effect on a collection delete: miniapi deletes every matching object")
 	}
 	out, opts, ok := q.readDelete()
 	if !ok {
@@ -99,7 +95,8 @@ func (q *request) deleteCollection() {
 		q.fail(err)
 		return
 	}
-	q.writeItems(out, http.StatusOK, api.ListMeta{ResourceVersion: storage.FormatResourceVersion(l.Revision)}, l.Items)
+	meta := api.ListMeta{ResourceVersion: storage.FormatResourceVersion(l.Revision), Continue: l.Continue, RemainingItemCount: l.RemainingItemCount}
+	q.writeItems(out, http.StatusOK, meta, l.Items)
 }
 
 // readDelete negotiates the answer and reads the delete options; it
@@ -119,7 +116,9 @@ func (q *request) readDelete() (output, deleteRequest, bool) {
 
 // deleteOptions reads DeleteOptions from the body or, when there is
 // none, from the query (dryRun, propagationPolicy, orphanDependents,
-// gracePeriodSeconds), and validates them as kube-apiserver does. As
+// gracePeriodSeconds, and uid and resourceVersion as preconditions, also
+// on a collection, where resourceVersion is the list's too), and
+// validates them as kube-apiserver does. As
 // kube-apiserver's delete handlers, a body is the whole of the options:
 // the query's are then not read.
 func (q *request) deleteOptions() (deleteRequest, error) {
@@ -132,7 +131,7 @@ func (q *request) deleteOptions() (deleteRequest, error) {
 		if err := decodeDeleteOptions(q.r, body, &do); err != nil {
 			return deleteRequest{}, err
 		}
-		if ignored := queryDeleteParams(q.r.URL.Query()); len(ignored) > 0 {
+		if ignored := queryDeleteParams(q.r.URL.Query(), q.info.Name == ""); len(ignored) > 0 {
 			api.AddWarning(q.r.Context(), fmt.Sprintf(bodyOverridesQueryWarning, strings.Join(ignored, ", ")))
 		}
 	} else if err := queryDeleteOptions(q.r.URL.Query(), &do); err != nil {
@@ -190,6 +189,12 @@ func decodeDeleteOptions(r *http.Request, body []byte, do *api.DeleteOptions) er
 	if obj != opts {
 		return api.NewBadRequest("decoded object cannot be converted to DeleteOptions")
 	}
+	fromKubeDeleteOptions(opts, do)
+	return nil
+}
+
+// fromKubeDeleteOptions copies kube's DeleteOptions into do.
+func fromKubeDeleteOptions(opts *metav1.DeleteOptions, do *api.DeleteOptions) {
 	do.GracePeriodSeconds, do.DryRun = opts.GracePeriodSeconds, opts.DryRun
 	//lint:ignore SA1019 clients still send it; kube's rule judges it
 	do.OrphanDependents = opts.OrphanDependents
@@ -200,39 +205,31 @@ func decodeDeleteOptions(r *http.Request, body []byte, do *api.DeleteOptions) er
 		do.Preconditions = &api.Preconditions{UID: (*string)(p.UID), ResourceVersion: p.ResourceVersion}
 	}
 	do.IgnoreStoreReadErrorWithClusterBreakingPotential = opts.IgnoreStoreReadErrorWithClusterBreakingPotential
-	return nil
 }
 
-// queryDeleteOptions reads the DeleteOptions a query gives into do.
+// queryDeleteOptions reads the DeleteOptions a query gives into do with
+// kube's conversion of query parameters, which also makes ?uid= and
+// ?resourceVersion= the delete's preconditions.
 func queryDeleteOptions(qv url.Values, do *api.DeleteOptions) error {
-	if pp := qv.Get("propagationPolicy"); pp != "" {
-		do.PropagationPolicy = &pp
+	var opts metav1.DeleteOptions
+	if err := metav1.Convert_url_Values_To_v1_DeleteOptions(&qv, &opts, nil); err != nil {
+		// The conversion's words (gracePeriodSeconds that is not a
+		// number) are kube's 400 message.
+		return api.NewBadRequest(err.Error())
 	}
-	if b, set := boolParam(qv, "orphanDependents"); set {
-		do.OrphanDependents = &b
-	}
-	if s, ok := qv["gracePeriodSeconds"]; ok {
-		// kube's conversion of the query's gracePeriodSeconds: its
-		// error is kube's 400 message.
-		if err := runtime.Convert_Slice_string_To_Pointer_int64(&s, &do.GracePeriodSeconds, nil); err != nil {
-			return api.NewBadRequest(err.Error())
-		}
-	}
-	do.DryRun = qv["dryRun"]
-	if b, set := boolParam(qv, "ignoreStoreReadErrorWithClusterBreakingPotential"); set {
-		do.IgnoreStoreReadErrorWithClusterBreakingPotential = &b
-	}
+	fromKubeDeleteOptions(&opts, do)
 	return nil
 }
 
 // deleteQueryParams are the DeleteOptions a query may give.
-var deleteQueryParams = []string{"dryRun", "gracePeriodSeconds", "orphanDependents", "propagationPolicy"}
+var deleteQueryParams = []string{"dryRun", "gracePeriodSeconds", "orphanDependents", "propagationPolicy", "resourceVersion", "uid"}
 
-// queryDeleteParams returns the DeleteOptions parameters the query has.
-func queryDeleteParams(qv url.Values) []string {
+// queryDeleteParams returns the DeleteOptions parameters the query has;
+// on a collection, resourceVersion is the list's too, so not one of them.
+func queryDeleteParams(qv url.Values, collection bool) []string {
 	var out []string
 	for _, p := range deleteQueryParams {
-		if qv.Has(p) {
+		if qv.Has(p) && !(collection && p == "resourceVersion") {
 			out = append(out, p)
 		}
 	}
