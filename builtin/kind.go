@@ -411,6 +411,12 @@ func (k *kind) RequiresResourceVersion() bool {
 	return !k.r.strategy.AllowUnconditionalUpdate(context.Background())
 }
 
+// CreatesOnUpdate reports whether a PUT of a missing object creates it
+// (kube's AllowCreateOnUpdate).
+func (k *kind) CreatesOnUpdate() bool {
+	return k.r.strategy.AllowCreateOnUpdate(context.Background())
+}
+
 // HasStatus reports whether the kind has a status subresource.
 func (k *kind) HasStatus() bool { return k.r.status != nil }
 

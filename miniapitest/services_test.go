@@ -5,6 +5,7 @@ import (
 
 	"github.com/miniapi/miniapi/miniapitest"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -54,5 +55,27 @@ func TestServiceToExternalName(t *testing.T) {
 			len(spec.IPFamilies) != 0 || spec.IPFamilyPolicy != nil || spec.Ports[0].NodePort != 0 {
 			t.Errorf("%s: ExternalName Service kept %+v", what, spec)
 		}
+	}
+}
+
+// TestServiceCreatedByUpdate: client-go's Update of a Service that does
+// not exist creates it, as kube-apiserver's service strategy allows,
+// with a cluster IP allocated as for a create; a ConfigMap's is NotFound.
+func TestServiceCreatedByUpdate(t *testing.T) {
+	t.Parallel()
+	env := miniapitest.Start(t, miniapitest.WithNamespaces("put"))
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	ctx := t.Context()
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "s"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	created, err := cs.CoreV1().Services("put").Update(ctx, svc, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Spec.ClusterIP == "" || created.UID == "" {
+		t.Errorf("Service created by an update: %+v", created)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}
+	if _, err := cs.CoreV1().ConfigMaps("put").Update(ctx, cm, metav1.UpdateOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("update of a missing ConfigMap: %v, want NotFound", err)
 	}
 }

@@ -32,6 +32,21 @@ type CreateOptions struct {
 	// fieldsRecorded marks an object whose managedFields the caller has
 	// computed (an apply that creates): Create records nothing more.
 	fieldsRecorded bool
+	// authorize, for a PUT that creates, checks that the client may
+	// create, where kube-apiserver does: after the kind has judged the
+	// object, before validating admission.
+	authorize func(context.Context) error
+}
+
+// admitValidateCreate runs validating admission on a create, after the
+// check of a PUT that creates (opts.authorize).
+func (s *Store) admitValidateCreate(ctx context.Context, r *AdmissionRequest, opts CreateOptions) error {
+	if opts.authorize != nil {
+		if err := opts.authorize(ctx); err != nil {
+			return err
+		}
+	}
+	return s.admitValidate(ctx, r)
 }
 
 // generateNameAttempts bounds retries when a generated name collides.
@@ -99,7 +114,7 @@ func (s *Store) create(ctx context.Context, ns string, obj *api.Object, opts Cre
 	if errs := s.validateCreate(obj); len(errs) > 0 {
 		return nil, api.NewInvalid(s.t.GroupKind(), displayName(obj), errs)
 	}
-	if err := s.admitValidate(ctx, admission); err != nil {
+	if err := s.admitValidateCreate(ctx, admission, opts); err != nil {
 		return nil, err
 	}
 	generate := obj.Metadata.Name == ""
@@ -143,7 +158,7 @@ func (s *Store) createWithRules(ctx context.Context, ns string, obj *api.Object,
 		// the object the kind has judged, its name generated.
 		validate := *admission
 		validate.Name, validate.Object = try.Metadata.Name, try
-		if err := s.admitValidate(ctx, &validate); err != nil {
+		if err := s.admitValidateCreate(ctx, &validate, opts); err != nil {
 			finish(false)
 			return nil, err
 		}

@@ -363,6 +363,14 @@ type ConditionalUpdater interface {
 	RequiresResourceVersion() bool
 }
 
+// CreatorOnUpdate is implemented by strategies of kinds whose objects a
+// PUT creates when they do not exist (kube's AllowCreateOnUpdate: Leases,
+// Services, Endpoints, Events, LimitRanges, RuntimeClasses, RBAC's roles
+// and bindings).
+type CreatorOnUpdate interface {
+	CreatesOnUpdate() bool
+}
+
 // OpenAPIModeler is implemented by strategies of kinds whose OpenAPI
 // definitions are Kubernetes' own (the built-in kinds): the names of the
 // definitions of the kind and its list, which a definition source

@@ -36,6 +36,9 @@ type UpdateOptions struct {
 	// (the condition an eviction sets on its pod).
 	KeepManagedFields bool
 
+	// uid is the uid the object sent in a PUT names: kube's update
+	// handler makes it a precondition of the write.
+	uid string
 	// fieldsRecorded marks an update whose transform computed the
 	// managedFields itself (an apply's merge, a Scale's entries).
 	fieldsRecorded bool
@@ -73,29 +76,81 @@ type transform func(current *api.Object) (*api.Object, error)
 // Update replaces the named object with the one in body, the JSON a
 // client sent. A resourceVersion in it makes the update conditional on it
 // (409 Conflict if stale); without one the update is unconditional, as
-// kube-apiserver allows for these types. An update that changes nothing
-// writes nothing.
+// kube-apiserver allows for these types. A uid in it must be the
+// object's, as kube-apiserver's update handler makes it a precondition.
+// An update that changes nothing writes nothing.
 func (s *Store) Update(ctx context.Context, ns, name string, body []byte, opts UpdateOptions) (*storage.Object, error) {
+	out, _, err := s.replace(ctx, ns, name, body, opts, nil)
+	return out, err
+}
+
+// Put is Update as a client's PUT: for a kind kube-apiserver creates on
+// update (CreatorOnUpdate), an object that does not exist is created,
+// as a create, if mayCreate (the caller's check that the client may
+// create it, made where kube makes it) allows. created reports which it
+// was.
+func (s *Store) Put(ctx context.Context, ns, name string, body []byte, opts UpdateOptions, mayCreate func(context.Context) error) (out *storage.Object, created bool, err error) {
+	return s.replace(ctx, ns, name, body, opts, mayCreate)
+}
+
+// replace is Update and Put; mayCreate nil never creates.
+func (s *Store) replace(ctx context.Context, ns, name string, body []byte, opts UpdateOptions, mayCreate func(context.Context) error) (*storage.Object, bool, error) {
 	obj, err := s.decodeBody(ctx, body, opts.FieldValidation, opts.BodyErrors)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	ns = s.namespaceOf(ns)
 	if err := s.checkTypeMeta(obj, sourceWhole); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if obj.Metadata.Name == "" {
 		obj.Metadata.Name = name
 	}
 	if obj.Metadata.Name != name {
-		return nil, api.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", obj.Metadata.Name, name))
+		return nil, false, api.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", obj.Metadata.Name, name))
 	}
 	if err := s.checkNamespace(obj, ns); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return s.update(ctx, ns, name, opts, func(*api.Object) (*api.Object, error) {
-		return obj.DeepCopy(), nil
-	})
+	opts.uid = obj.Metadata.UID
+	creates := mayCreate != nil && opts.Subresource == ""
+	if c, ok := s.t.Strategy.(CreatorOnUpdate); !ok || !c.CreatesOnUpdate() {
+		creates = false
+	}
+	for {
+		out, err := s.update(ctx, ns, name, opts, func(*api.Object) (*api.Object, error) {
+			return obj.DeepCopy(), nil
+		})
+		if !creates || !api.IsNotFound(err) {
+			return out, false, err
+		}
+		out, err = s.createOnUpdate(ctx, ns, name, obj.DeepCopy(), opts, mayCreate)
+		if api.IsAlreadyExists(err) {
+			continue // created meanwhile: update it
+		}
+		return out, err == nil, err
+	}
+}
+
+// createOnUpdate creates the object a PUT sent for a kind kube's store
+// creates on update: a create in all but the verb, except that, as in
+// kube's store, a resourceVersion sent is ignored and a uid sent is the
+// update's precondition, which no missing object meets.
+func (s *Store) createOnUpdate(ctx context.Context, ns, name string, obj *api.Object, opts UpdateOptions, mayCreate func(context.Context) error) (*storage.Object, error) {
+	if obj.Metadata.UID != "" {
+		return nil, s.uidPreconditionFailed(name, s.keys.Key(ns, name), obj.Metadata.UID, "")
+	}
+	obj.Metadata.ResourceVersion = ""
+	return s.create(ctx, ns, obj, CreateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation, authorize: mayCreate})
+}
+
+// uidPreconditionFailed is kube-apiserver's answer to a PUT whose object
+// names another uid than the stored one's: its storage refuses the
+// precondition as an invalid object, a 409 naming the storage key (here
+// miniapi's).
+func (s *Store) uidPreconditionFailed(name, key, want, got string) error {
+	return api.NewConflict(s.t.GroupResource(), name, fmt.Sprintf(
+		"StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %s, UID in object meta: %s", key, want, got))
 }
 
 // update runs one guaranteed update: next computes the desired object,
@@ -132,6 +187,9 @@ func (s *Store) update(ctx context.Context, ns, name string, opts UpdateOptions,
 		}
 		if obj.Metadata.ResourceVersion != "" && obj.Metadata.ResourceVersion != old.Metadata.ResourceVersion {
 			return nil, api.NewConflict(s.t.GroupResource(), name, api.ConflictModified)
+		}
+		if opts.uid != "" && opts.uid != old.Metadata.UID {
+			return nil, s.uidPreconditionFailed(name, key, opts.uid, old.Metadata.UID)
 		}
 		if cu, ok := s.t.Strategy.(ConditionalUpdater); ok && obj.Metadata.ResourceVersion == "" && !opts.markDeleting && cu.RequiresResourceVersion() {
 			// As kube-apiserver words it, naming the resource as the kind.

@@ -17,6 +17,7 @@ import (
 	"github.com/miniapi/miniapi/auth"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -220,6 +221,33 @@ func TestSecureByDefault(t *testing.T) {
 	_, err = bob.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{})
 	if want := `configmaps is forbidden: User "system:serviceaccount:default:bob" cannot create resource "configmaps" in API group "" in the namespace "default"`; !apierrors.IsForbidden(err) || err.Error() != want {
 		t.Errorf("bob creates a configmap: %v, want Forbidden: %s", err, want)
+	}
+	// A PUT that would create a Lease needs create as well as update,
+	// as kube-apiserver checks it.
+	if _, err := admin.RbacV1().Roles("default").Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "lease-updater"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "update"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().RoleBindings("default").Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "bob-lease-updater"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "lease-updater"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "bob", Namespace: "default"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "bobs"}}
+	want := `leases.coordination.k8s.io "bobs" is forbidden: User "system:serviceaccount:default:bob" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "default"`
+	waitFor(t, "bob's update of a missing lease to be judged as a create", func() bool {
+		_, err := bob.CoordinationV1().Leases("default").Update(ctx, lease, metav1.UpdateOptions{})
+		return apierrors.IsForbidden(err) && err.Error() == want
+	})
+	if _, err := admin.CoordinationV1().Leases("default").Get(ctx, "bobs", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the lease bob may not create: %v, want NotFound", err)
+	}
+	if _, err := admin.CoordinationV1().Leases("default").Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("admin's update of a missing lease: %v, want it created", err)
 	}
 	ssar, err := bob.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "default", Verb: "get", Resource: "configmaps"},

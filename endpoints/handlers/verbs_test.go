@@ -136,7 +136,8 @@ func TestUpdateSemantics(t *testing.T) {
 	f.Status(f.Do("PUT", cms+"/a", configMap("b", nil, nil)), 400, "BadRequest")
 	badUID := configMap("a", nil, nil)
 	badUID["metadata"].(map[string]any)["uid"] = "not-the-uid"
-	f.Status(f.Do("PUT", cms+"/a", badUID), 422, "Invalid")
+	// As kube-apiserver 1.37.1: the uid of a PUT is a precondition.
+	f.Status(f.Do("PUT", cms+"/a", badUID), 409, "Conflict")
 }
 
 func TestPatchTypes(t *testing.T) {
