@@ -46,3 +46,22 @@ func TestCreateOnUpdate(t *testing.T) {
 	}
 	f.Must(200, "PUT", cms+"/c", `{"metadata":{"name":"c","uid":"`+uid+`"},"data":{"a":"b"}}`)
 }
+
+// TestApplyCreates: an apply that creates ignores a resourceVersion in
+// the applied configuration, as kube's store does, and refuses a uid no
+// object has with kube's patch handler's 409.
+func TestApplyCreates(t *testing.T) {
+	f := newFixture(t)
+	f.Must(201, "POST", "/api/v1/namespaces", `{"metadata":{"name":"ac"}}`)
+	cms := "/api/v1/namespaces/ac/configmaps"
+	apply := []string{"Content-Type", "application/apply-patch+yaml"}
+	got := f.Must(201, "PATCH", cms+"/a?fieldManager=m", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"5"},"data":{"k":"v"}}`, apply...)
+	if field(got, "metadata.resourceVersion") == "5" || field(got, "data.k") != "v" {
+		t.Errorf("apply with a resourceVersion created %v", got)
+	}
+	st := f.Status(f.Do("PATCH", cms+"/b?fieldManager=m", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b","uid":"123"}}`, apply...), 409, "Conflict")
+	if want := `Operation cannot be fulfilled on configmaps "b": uid mismatch: the provided object specified uid 123, and no existing object was found`; st["message"] != want {
+		t.Errorf("apply with a uid: %v, want %s", st["message"], want)
+	}
+	f.Status(f.Do("GET", cms+"/b", nil), 404, "NotFound")
+}

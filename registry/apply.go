@@ -80,6 +80,13 @@ func (s *Store) Apply(ctx context.Context, ns, name string, patch []byte, opts A
 		if err != nil {
 			return nil, false, err
 		}
+		// kube's patch handler refuses a uid no object has, and its
+		// store ignores a resourceVersion on an object it creates.
+		if uid := obj.Metadata.UID; uid != "" {
+			return nil, false, api.NewConflict(s.t.GroupResource(), name,
+				fmt.Sprintf("uid mismatch: the provided object specified uid %s, and no existing object was found", uid))
+		}
+		obj.Metadata.ResourceVersion = ""
 		out, err = s.create(ctx, ns, obj, CreateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, fieldsRecorded: true})
 		if api.IsAlreadyExists(err) {
 			continue // created meanwhile: apply to it
