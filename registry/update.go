@@ -80,21 +80,16 @@ type transform func(current *api.Object) (*api.Object, error)
 // object's, as kube-apiserver's update handler makes it a precondition.
 // An update that changes nothing writes nothing.
 func (s *Store) Update(ctx context.Context, ns, name string, body []byte, opts UpdateOptions) (*storage.Object, error) {
-	out, _, err := s.replace(ctx, ns, name, body, opts, nil)
+	out, _, err := s.Put(ctx, ns, name, body, opts, nil)
 	return out, err
 }
 
 // Put is Update as a client's PUT: for a kind kube-apiserver creates on
 // update (CreatorOnUpdate), an object that does not exist is created,
 // as a create, if mayCreate (the caller's check that the client may
-// create it, made where kube makes it) allows. created reports which it
-// was.
+// create it, made where kube makes it) allows; a nil mayCreate never
+// creates. created reports which it was.
 func (s *Store) Put(ctx context.Context, ns, name string, body []byte, opts UpdateOptions, mayCreate func(context.Context) error) (out *storage.Object, created bool, err error) {
-	return s.replace(ctx, ns, name, body, opts, mayCreate)
-}
-
-// replace is Update and Put; mayCreate nil never creates.
-func (s *Store) replace(ctx context.Context, ns, name string, body []byte, opts UpdateOptions, mayCreate func(context.Context) error) (*storage.Object, bool, error) {
 	obj, err := s.decodeBody(ctx, body, opts.FieldValidation, opts.BodyErrors)
 	if err != nil {
 		return nil, false, err

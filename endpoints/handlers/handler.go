@@ -154,7 +154,6 @@ type resourceStore interface {
 	List(ctx context.Context, ns string, opts registry.ListOptions) (*storage.List, error)
 	Watch(ctx context.Context, ns string, opts registry.WatchOptions) (storage.Watcher, error)
 	Create(ctx context.Context, ns string, body []byte, opts registry.CreateOptions) (*storage.Object, error)
-	Update(ctx context.Context, ns, name string, body []byte, opts registry.UpdateOptions) (*storage.Object, error)
 	Put(ctx context.Context, ns, name string, body []byte, opts registry.UpdateOptions, mayCreate func(context.Context) error) (*storage.Object, bool, error)
 	Patch(ctx context.Context, ns, name, patchType string, patch []byte, opts registry.UpdateOptions) (*storage.Object, error)
 	Apply(ctx context.Context, ns, name string, patch []byte, opts registry.ApplyOptions) (*storage.Object, bool, error)

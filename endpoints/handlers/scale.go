@@ -65,10 +65,10 @@ func (q *request) updateScale() {
 	}
 	j, typed, err := scaleBodyToJSON(q.r, body)
 	if err == nil && !typed {
-		err = q.store.CheckScaleBody(j)
-	}
-	if err == nil && !typed {
-		err = registry.CheckScaleFields(q.r.Context(), j, p.fieldValidation)
+		// As kube's decoder: the kind first, then the fields.
+		if err = q.store.CheckScaleBody(j); err == nil {
+			err = registry.CheckScaleFields(q.r.Context(), j, p.fieldValidation)
+		}
 	}
 	var sc *registry.Scale
 	if err == nil {
